@@ -28,6 +28,20 @@ def setup_wordnet() -> None:
     typer.echo(f"WordNet 3.0 ready for NLTK at {path}")
 
 
+@app.command("analyze")
+def analyze(
+    table: str = typer.Argument(..., help="long table, Parquet or CSV"),
+    out: str = typer.Option(..., "--out", "-o", help="output folder"),
+    formula: str | None = typer.Option(None, help="GEE formula, e.g. 'agree ~ dataset_type * category'"),
+    cluster: str = typer.Option("item", help="GEE clusters: item or model_item"),
+) -> None:
+    """Statistics for any long table: agreement, PSS, GEE with Wald tests; CSVs under OUT/tables."""
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    from analyses.pipeline import analyze_path
+
+    analyze_path(table, out, formula=formula, cluster=cluster)
+
+
 def main() -> None:
     app()
 
