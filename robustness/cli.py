@@ -32,7 +32,7 @@ def setup_wordnet() -> None:
 def analyze(
     table: str = typer.Argument(..., help="long table, Parquet or CSV"),
     out: str = typer.Option(..., "--out", "-o", help="output folder"),
-    formula: str | None = typer.Option(None, help="GEE formula, e.g. 'agree ~ dataset_type * category'"),
+    formula: str | None = typer.Option(None, help="GEE formula (default: the full model)"),
     cluster: str = typer.Option("item", help="GEE clusters: item or model_item"),
 ) -> None:
     """Statistics for any long table: agreement, PSS, GEE with Wald tests; CSVs under OUT/tables."""
