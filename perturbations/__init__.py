@@ -1,1 +1,18 @@
-"""The perturbation library: one module per family, one registry."""
+"""The perturbation library: one module per family, one registry.
+
+>>> from perturbations import FAMILY_ORDER, make_family
+>>> make_family("option_order").name
+'option_order'
+"""
+
+from perturbations import (  # noqa: F401  (each module registers its family)
+    formatting,
+    framing,
+    label_substitution,
+    logical_equivalence,
+    option_order,
+    spelling_noise,
+)
+from perturbations.base import FAMILY_ORDER, REGISTRY, Family, family_rng, make_family, register
+
+__all__ = ["FAMILY_ORDER", "REGISTRY", "Family", "family_rng", "make_family", "register"]

@@ -1,5 +1,37 @@
-"""robustness: prompt-robustness studies of language models, and their statistics."""
+"""robustness: prompt-robustness studies of language models, and their statistics.
+
+>>> import robustness as rb
+>>> items = rb.demo_items()
+>>> variants = rb.perturb(items[:1], families="all", n=2, seed=0)
+>>> variants[0].category
+'original'
+"""
 
 from __future__ import annotations
 
 __version__ = "0.1.0"
+
+from robustness.errors import ItemError, ModelError, RobustnessError, StudyError, TableError
+from robustness.items import Item
+from robustness.loaders import demo_items, load_items
+from robustness.perturb import perturb
+from robustness.prompts import Exemplar, Format, PromptSpec, default_spec
+from robustness.variants import Variant
+
+__all__ = [
+    "Exemplar",
+    "Format",
+    "Item",
+    "ItemError",
+    "ModelError",
+    "PromptSpec",
+    "RobustnessError",
+    "StudyError",
+    "TableError",
+    "Variant",
+    "__version__",
+    "default_spec",
+    "demo_items",
+    "load_items",
+    "perturb",
+]

@@ -1,0 +1,334 @@
+"""Read items from JSONL, JSON, CSV, Parquet or a Hugging Face ``datasets`` folder.
+
+Every source is turned into plain records, renamed through an optional column
+mapping, and checked.  A bad record stops the load with one sentence naming the
+file, the line (or row) and the field.  Fields the toolkit does not know are
+kept in ``Item.meta``.
+
+Column mapping: ``{"question": "prompt", "options": "choices", "answer": "label"}``
+renames source columns; ``"options"`` may also map to a list of columns
+(``["A", "B", "C", "D"]``), whose empty trailing cells are dropped.  Answers may
+be an index, a numeric string, a letter (``"B"``) or the gold option's text.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from robustness.errors import ItemError
+from robustness.items import Item, ItemFieldError
+
+Record = tuple[str, dict[str, Any]]  # (location such as "line 7", record)
+ColumnMapping = Mapping[str, "str | Sequence[str]"]
+
+ITEM_FIELDS = ("item_id", "dataset", "dataset_type", "question", "options", "answer", "scale")
+_REQUIRED = ("question", "options")
+
+
+def load_items(
+    *paths: str | Path,
+    mapping: ColumnMapping | None = None,
+    dataset: str | None = None,
+    dataset_type: str | None = None,
+    split: str | None = None,
+) -> list[Item]:
+    """Load items from one or more files, in file order.
+
+    Parameters
+    ----------
+    paths
+        ``.jsonl``/``.ndjson``, ``.json`` (a list of objects), ``.csv``/``.tsv``,
+        ``.parquet`` files, or folders written by ``datasets.Dataset.save_to_disk``.
+    mapping
+        Our field name -> the source's column name (see the module docstring).
+    dataset, dataset_type
+        Defaults for records that do not give them (the dataset defaults to the file stem).
+    split
+        For a saved ``DatasetDict``: the split to read (default: every split).
+
+    Examples
+    --------
+    >>> import robustness as rb
+    >>> items = rb.demo_items()
+    >>> {i.dataset_type for i in items} == {"objective", "subjective"}
+    True
+    """
+    items: list[Item] = []
+    seen: dict[tuple[str, str], str] = {}
+    for raw_path in paths:
+        path = Path(raw_path)
+        for location, record in _records(path, split):
+            where = f"{path}, {location}"
+            item = _to_item(record, mapping or {}, dataset or path.stem, dataset_type, where)
+            if item.key in seen:
+                raise ItemError(
+                    f"{where}, field 'item_id': {item.item_id!r} of dataset {item.dataset!r} "
+                    f"duplicates the item at {seen[item.key]}."
+                )
+            seen[item.key] = where
+            items.append(item)
+    return items
+
+
+def demo_items() -> list[Item]:
+    """The bundled demo items (objective multiple choice and subjective survey items)."""
+    folder = resources.files("robustness") / "data"
+    names = sorted(p.name for p in folder.iterdir() if p.name.endswith(".jsonl"))
+    paths = []
+    for name in names:
+        with resources.as_file(folder / name) as p:
+            paths.append(Path(p))
+    return load_items(*paths)
+
+
+# ----------------------------------------------------------------------------- sources
+
+
+def _records(path: Path, split: str | None) -> Iterator[Record]:
+    if path.is_dir():
+        yield from _hf_folder(path, split)
+        return
+    if not path.exists():
+        raise ItemError(f"{path}: no such file or folder.")
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".ndjson"):
+        yield from _jsonl(path)
+    elif suffix == ".json":
+        yield from _json(path)
+    elif suffix in (".csv", ".tsv"):
+        yield from _csv(path, "\t" if suffix == ".tsv" else ",")
+    elif suffix in (".parquet", ".pq"):
+        yield from _parquet(path)
+    else:
+        raise ItemError(
+            f"{path}: unknown item file type {suffix or '(none)'!r}; use .jsonl, .json, .csv, "
+            ".tsv, .parquet or a datasets folder."
+        )
+
+
+def _decode(path: Path) -> str:
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ItemError(
+            f"{path}, line {line}: byte 0x{data[exc.start]:02x} at column {column} is not "
+            "valid UTF-8; save the file as UTF-8."
+        ) from None
+
+
+def _jsonl(path: Path) -> Iterator[Record]:
+    for n, line in enumerate(_decode(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ItemError(f"{path}, line {n}: not valid JSON ({exc.msg}).") from None
+        if not isinstance(record, dict):
+            raise ItemError(
+                f"{path}, line {n}: expected a JSON object, got {type(record).__name__}."
+            )
+        yield f"line {n}", record
+
+
+def _json(path: Path) -> Iterator[Record]:
+    try:
+        data = json.loads(_decode(path))
+    except json.JSONDecodeError as exc:
+        raise ItemError(f"{path}, line {exc.lineno}: not valid JSON ({exc.msg}).") from None
+    if isinstance(data, dict) and isinstance(data.get("items"), list):
+        data = data["items"]
+    if not isinstance(data, list):
+        raise ItemError(f"{path}: expected a JSON list of item objects.")
+    for n, record in enumerate(data):
+        if not isinstance(record, dict):
+            raise ItemError(f"{path}, item {n}: expected a JSON object.")
+        yield f"item {n}", record
+
+
+def _csv(path: Path, delimiter: str) -> Iterator[Record]:
+    reader = csv.DictReader(io.StringIO(_decode(path), newline=""), delimiter=delimiter)
+    if reader.fieldnames is None:
+        raise ItemError(f"{path}, line 1: the file is empty; a header row is needed.")
+    last = 1  # the header's line; a record starts on the line after the previous one ended
+    for record in reader:
+        line = f"line {last + 1}"
+        last = reader.line_num
+        if None in record:
+            raise ItemError(f"{path}, {line}: the row has more cells than the header.")
+        yield line, {k: _csv_cell(v) for k, v in record.items()}
+
+
+def _csv_cell(value: str | None) -> Any:
+    if value is None or value == "":
+        return None
+    stripped = value.strip()
+    if stripped[:1] in "[{":
+        try:
+            return json.loads(stripped)
+        except json.JSONDecodeError:
+            return value
+    return value
+
+
+def _parquet(path: Path) -> Iterator[Record]:
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except Exception as exc:
+        raise ItemError(f"{path}: cannot be read as Parquet ({exc}).") from None
+    for n, record in enumerate(table.to_pylist()):
+        yield f"row {n}", record
+
+
+def _hf_folder(path: Path, split: str | None) -> Iterator[Record]:
+    """A folder written by ``Dataset.save_to_disk`` or ``DatasetDict.save_to_disk``."""
+    dict_file = path / "dataset_dict.json"
+    if dict_file.exists():
+        splits = json.loads(dict_file.read_text()).get("splits", [])
+        if split is not None:
+            if split not in splits:
+                raise ItemError(f"{path}: no split {split!r}; it has {', '.join(splits)}.")
+            splits = [split]
+        for name in splits:
+            for location, record in _hf_folder(path / name, None):
+                record.setdefault("split", name)
+                yield f"split {name!r}, {location}", record
+        return
+    state = path / "state.json"
+    if not state.exists():
+        raise ItemError(
+            f"{path}: a folder must be written by datasets' save_to_disk (no state.json or "
+            "dataset_dict.json inside)."
+        )
+    import pyarrow as pa
+
+    files = [f["filename"] for f in json.loads(state.read_text()).get("_data_files", [])]
+    n = 0
+    for name in files:
+        with pa.memory_map(str(path / name)) as source:
+            table = pa.ipc.open_stream(source).read_all()
+        for record in table.to_pylist():
+            yield f"row {n}", record
+            n += 1
+
+
+# ----------------------------------------------------------------------------- records
+
+
+def _to_item(
+    record: dict[str, Any],
+    mapping: ColumnMapping,
+    default_dataset: str,
+    default_type: str | None,
+    where: str,
+) -> Item:
+    fields, used = _apply_mapping(record, mapping, where)
+    meta = {k: v for k, v in record.items() if k not in used and k != "meta"}
+    if isinstance(record.get("meta"), Mapping):
+        meta = {**record["meta"], **meta}
+    for name in _REQUIRED:
+        if fields.get(name) is None:
+            raise ItemError(f"{where}, field {name!r}: is missing.")
+    try:
+        options, answer_labels = _options(fields["options"])
+        dataset_type = fields.get("dataset_type") or default_type
+        if dataset_type is None:
+            raise ItemFieldError("dataset_type", "is missing (give it per item or as a default)")
+        answer = _answer(fields.get("answer"), options, answer_labels)
+        scale = fields.get("scale") or ("nominal" if dataset_type == "objective" else "ordinal")
+        item_id = fields.get("item_id")
+        return Item(
+            item_id=str(item_id) if item_id is not None else "",
+            dataset=str(fields.get("dataset") or default_dataset),
+            dataset_type=str(dataset_type),
+            question=fields["question"] if isinstance(fields["question"], str) else "",
+            options=options,
+            answer=answer,
+            scale=str(scale),
+            meta=meta,
+        )
+    except ItemFieldError as exc:
+        raise ItemError(f"{where}, field {exc.field!r}: {exc.message}.") from None
+
+
+def _apply_mapping(
+    record: Mapping[str, Any], mapping: ColumnMapping, where: str
+) -> tuple[dict[str, Any], set[str]]:
+    fields: dict[str, Any] = {}
+    used: set[str] = set()
+    for name in ITEM_FIELDS:
+        source = mapping.get(name, name)
+        if isinstance(source, str):
+            if source in record:
+                fields[name] = record[source]
+                used.add(source)
+            elif name in mapping:
+                raise ItemError(
+                    f"{where}, field {name!r}: the mapped column {source!r} is missing "
+                    f"(columns: {', '.join(map(repr, record))})."
+                )
+        else:  # options spread over several columns
+            missing = [c for c in source if c not in record]
+            if missing:
+                raise ItemError(
+                    f"{where}, field {name!r}: the mapped column(s) "
+                    f"{', '.join(map(repr, missing))} are missing."
+                )
+            cells = [record[c] for c in source]
+            while cells and (cells[-1] is None or str(cells[-1]).strip() == ""):
+                cells.pop()
+            fields[name] = cells
+            used.update(source)
+    return fields, used
+
+
+def _options(value: Any) -> tuple[tuple[str, ...], tuple[str, ...] | None]:
+    """Option texts, and the source's own labels when it gives them (``{"text", "label"}``)."""
+    labels = None
+    if isinstance(value, Mapping) and "text" in value:
+        labels = tuple(str(v) for v in value.get("label") or ()) or None
+        value = value["text"]
+    if isinstance(value, str):
+        raise ItemFieldError("options", "must be a list of option texts, got a single string")
+    if not isinstance(value, Iterable):
+        raise ItemFieldError("options", f"must be a list of option texts, got {value!r}")
+    options = tuple(value)
+    for i, text in enumerate(options):
+        if text is None:
+            raise ItemFieldError("options", f"option {i} is empty")
+    return tuple(o if isinstance(o, str) else str(o) for o in options), labels
+
+
+def _answer(value: Any, options: Sequence[str], labels: Sequence[str] | None) -> int | None:
+    if value is None or (isinstance(value, float) and value != value):
+        return None
+    if isinstance(value, bool):
+        raise ItemFieldError("answer", f"must be an option index, got {value!r}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    text = str(value).strip()
+    if labels and text in labels:
+        return list(labels).index(text)
+    if text.lstrip("-").isdigit():
+        return int(text)
+    if len(text) == 1 and text.isalpha() and text.isascii():
+        return ord(text.upper()) - ord("A")
+    for i, option in enumerate(options):
+        if option.strip() == text:
+            return i
+    raise ItemFieldError(
+        "answer", f"{value!r} is neither an index, a letter nor the text of an option"
+    )
