@@ -28,6 +28,40 @@ def setup_wordnet() -> None:
     typer.echo(f"WordNet 3.0 ready for NLTK at {path}")
 
 
+def _parse_params(values: list[str]) -> dict[str, dict[str, object]]:
+    """``family.key=value`` pairs -> {family: {key: value}}; JSON values are parsed."""
+    import json
+
+    out: dict[str, dict[str, object]] = {}
+    for raw in values:
+        name, _, value = raw.partition("=")
+        family, _, key = name.partition(".")
+        if not family or not key or not _:
+            raise typer.BadParameter(f"{raw!r} is not of the form family.key=value")
+        try:
+            parsed: object = json.loads(value)
+        except json.JSONDecodeError:
+            parsed = value
+        out.setdefault(family, {})[key] = parsed
+    return out
+
+
+@app.command("perturb")
+def perturb_command(
+    items: list[str] = typer.Argument(None, help="item files or datasets folders (default: demo)"),
+    out: str | None = typer.Option(None, "--out", "-o", help="write variants as JSON lines"),
+    families: str = typer.Option("all", help="'all' or a comma-separated list of families"),
+    n: int = typer.Option(5, "--n", help="variants per family and item"),
+    seed: int = typer.Option(0, help="study seed"),
+    param: list[str] = typer.Option(None, "--param", help="family.key=value, e.g. "
+                                    "spelling_noise.rate=0.2 (repeatable)"),
+) -> None:
+    """Write every variant of every item (the original included) with its answer map."""
+    from robustness.commands.perturb import run_perturb
+
+    run_perturb(items or [], out, families, n, seed, _parse_params(param or []))
+
+
 @app.command("analyze")
 def analyze(
     table: str = typer.Argument(..., help="long table, Parquet or CSV"),

@@ -1,0 +1,1 @@
+"""Bodies of the CLI commands, kept apart from argument parsing."""
