@@ -54,6 +54,10 @@ ORDINAL_FORMS = (
     "only.",
     "Consider each option below as an answer to the question and keep the one that fits best. "
     "Reply with the label of that option only.",
+    "Read the question and the options below, then choose exactly one option as your answer. "
+    "Reply with its label only.",
+    "Each option below is a possible answer to the question. Reply with the label of the one "
+    "that applies best, and nothing else.",
 )
 
 _KEEP_CAPITAL = re.compile(r"^(I\b|[A-Z]{2,}|[A-Z][a-z]*[A-Z])")
