@@ -1,0 +1,213 @@
+"""A study as configuration: which items, which families, which models, where the table goes.
+
+A study file is TOML::
+
+    [study]
+    name = "types"
+    seed = 0
+    items = ["items/mmlu.jsonl", "items/pct.jsonl"]   # or the bundled demo items when omitted
+    families = "all"          # or a list
+    n_variants = 5
+    shots = 0                 # few-shot exemplars from the same dataset (objective items)
+
+    [perturbations.spelling_noise]   # optional parameters per family
+    rate = 0.1
+
+    [[models]]
+    name = "smollm2-135m"
+    backend = "hf"            # hf | vllm | openai
+    model = "embedded"        # or a local path / model id already on disk
+    mode = "choice"           # choice | cloze | generate
+    batch_size = 16
+    dtype = "float32"
+    device = "auto"
+
+    [output]
+    table = "results/types.parquet"
+
+Relative paths are resolved against the study file's folder.  A key that is not
+known stops the load with one sentence naming the section and the closest known
+key, so a typo never silently falls back to a default.
+"""
+
+from __future__ import annotations
+
+import difflib
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from robustness.errors import StudyError
+from robustness.perturb import resolve_families
+
+MODES = ("choice", "cloze", "generate")
+BACKENDS = ("hf", "vllm", "openai")
+DTYPES = ("float32", "bfloat16", "float16", "auto")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """One model of a study and how to ask it."""
+
+    name: str = "smollm2-135m"
+    backend: str = "hf"
+    model: str = "embedded"
+    mode: str = "choice"
+    batch_size: int = 16
+    dtype: str = "float32"
+    device: str = "auto"
+    chat: bool | str = "auto"
+    max_new_tokens: int = 16
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise StudyError(f"model {self.name!r}: unknown mode {self.mode!r}; use one of "
+                             f"{', '.join(MODES)}.")
+        if self.backend not in BACKENDS:
+            raise StudyError(f"model {self.name!r}: unknown backend {self.backend!r}; use one of "
+                             f"{', '.join(BACKENDS)}.")
+        if self.dtype not in DTYPES:
+            raise StudyError(f"model {self.name!r}: unknown dtype {self.dtype!r}; use one of "
+                             f"{', '.join(DTYPES)}.")
+        if int(self.batch_size) < 1 or int(self.max_new_tokens) < 1:
+            raise StudyError(f"model {self.name!r}: batch_size and max_new_tokens must be >= 1.")
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["options"] = dict(self.options)
+        return out
+
+
+def model(model: str = "embedded", **kwargs: Any) -> ModelConfig:
+    """A model for :func:`robustness.run`: ``rb.model("embedded", mode="choice")``."""
+    kwargs.setdefault("name", "smollm2-135m" if model == "embedded" else Path(model).name)
+    return ModelConfig(model=model, **kwargs)
+
+
+@dataclass(frozen=True)
+class StudyConfig:
+    """Everything that determines a study's table."""
+
+    name: str = "study"
+    seed: int = 0
+    items: tuple[str, ...] = ()
+    families: tuple[str, ...] = ()
+    n_variants: int = 5
+    shots: int = 0
+    perturbations: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    models: tuple[ModelConfig, ...] = (ModelConfig(),)
+    table: str = "results/study.parquet"
+    cache: str | None = None
+    base_dir: str = "."
+
+    def path(self, value: str) -> Path:
+        p = Path(value).expanduser()
+        return p if p.is_absolute() else Path(self.base_dir) / p
+
+    @property
+    def table_path(self) -> Path:
+        return self.path(self.table)
+
+    @property
+    def cache_path(self) -> Path:
+        if self.cache:
+            return self.path(self.cache)
+        return self.table_path.with_suffix(".cache.sqlite")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The configuration as plain data (stored in the table's metadata)."""
+        return {
+            "name": self.name,
+            "seed": self.seed,
+            "items": list(self.items),
+            "families": list(self.families),
+            "n_variants": self.n_variants,
+            "shots": self.shots,
+            "perturbations": {k: dict(v) for k, v in self.perturbations.items()},
+            "models": [m.to_dict() for m in self.models],
+            "table": self.table,
+        }
+
+
+_SECTIONS = {
+    "study": ("name", "seed", "items", "families", "n_variants", "shots"),
+    "output": ("table", "cache"),
+}
+_MODEL_KEYS = tuple(f for f in ModelConfig.__dataclass_fields__ if f != "options")
+
+
+def _check_keys(where: str, given: Mapping[str, Any], known: Sequence[str], source: str) -> None:
+    for key in given:
+        if key not in known:
+            close = difflib.get_close_matches(key, known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(known)}."
+            raise StudyError(f"{source}: unknown key {key!r} in {where}{hint}")
+
+
+def load_study(path: str | Path) -> StudyConfig:
+    """Read and check a study file."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise StudyError(f"{path}: no such study file.") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise StudyError(f"{path}: not valid TOML ({exc}).") from None
+    return study_from_dict(data, source=str(path), base_dir=path.parent)
+
+
+def study_from_dict(
+    data: Mapping[str, Any], source: str = "study", base_dir: str | Path = "."
+) -> StudyConfig:
+    """Build a :class:`StudyConfig` from parsed TOML (or any nested dict)."""
+    _check_keys("the file", data, ("study", "models", "output", "perturbations"), source)
+    study = dict(data.get("study", {}))
+    _check_keys("[study]", study, _SECTIONS["study"], source)
+    output = dict(data.get("output", {}))
+    _check_keys("[output]", output, _SECTIONS["output"], source)
+    try:
+        families = resolve_families(study.get("families", "all"))
+    except ValueError as exc:
+        raise StudyError(f"{source}: [study] families: {exc}.") from None
+    perturbations = data.get("perturbations", {})
+    for fam in perturbations:
+        if fam not in families:
+            raise StudyError(f"{source}: [perturbations.{fam}] names a family the study does "
+                             "not run.")
+    items = study.get("items", [])
+    if isinstance(items, str):
+        items = [items]
+    models_raw = data.get("models") or [{}]
+    if isinstance(models_raw, Mapping):
+        models_raw = [models_raw]
+    models = []
+    for i, m in enumerate(models_raw):
+        _check_keys(f"[[models]] #{i + 1}", {k: v for k, v in m.items() if k != "options"},
+                    _MODEL_KEYS, source)
+        models.append(ModelConfig(**m))
+    names = [m.name for m in models]
+    if len(set(names)) != len(names):
+        raise StudyError(f"{source}: two [[models]] share the name "
+                         f"{next(n for n in names if names.count(n) > 1)!r}; names must differ.")
+    n_variants, shots, seed = (study.get(k, d) for k, d in
+                               (("n_variants", 5), ("shots", 0), ("seed", 0)))
+    for key, value in (("n_variants", n_variants), ("shots", shots), ("seed", seed)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise StudyError(f"{source}: [study] {key} must be a whole number >= 0, got "
+                             f"{value!r}.")
+    return StudyConfig(
+        name=str(study.get("name", Path(source).stem)),
+        seed=seed,
+        items=tuple(str(p) for p in items),
+        families=families,
+        n_variants=n_variants,
+        shots=shots,
+        perturbations={k: dict(v) for k, v in perturbations.items()},
+        models=tuple(models),
+        table=str(output.get("table", f"results/{study.get('name', 'study')}.parquet")),
+        cache=output.get("cache"),
+        base_dir=str(base_dir),
+    )
