@@ -1,0 +1,215 @@
+"""Majority agreement of prompt variants (Kamal et al., eq. 1), flip rates, type x category table.
+
+For a model and an item, the *prompt set* of a category c is the item's valid
+variants in that category.  With n_i(y) the number of them answering y and
+N_i = sum_y n_i(y), the agreement of the set is
+
+    C_i = max_y n_i(y) / N_i                                    (Kamal et al., eq. 1)
+
+Invalid rows (``valid == False``) are not variants of the set: they count
+neither in n_i(y) nor in N_i, and are reported as ``n_invalid``.
+
+Tie rule
+--------
+When several answers share the largest count the *majority* is
+
+1. the original prompt's answer for the same (model, item), if it is one of the
+   tied answers, otherwise
+2. the smallest canonical option index among the tied answers.
+
+The original prompt's answer is the majority of the item's ``original``
+variants (normally exactly one; if several tie, the smallest index).  C_i does
+not depend on the rule; the per-row ``agree`` flag and the majority do, and the
+``tie`` column says where the rule was used.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analyses._counts import prompt_sets
+from analyses._data import REFERENCE, load, nullable_int
+
+
+def _items_frame(ps) -> pd.DataFrame:
+    n = ps.maj.n
+    with np.errstate(invalid="ignore", divide="ignore"):
+        c_i = np.where(n > 0, ps.maj.top / np.maximum(n, 1), np.nan)
+    keys = ps.keys
+    return pd.DataFrame({
+        "model": keys["model"].to_numpy(),
+        "dataset": keys["dataset"].to_numpy(),
+        "dataset_type": keys["dataset_type"].to_numpy(),
+        "item_id": keys["item_id"].to_numpy(),
+        "category": keys["category"].to_numpy(),
+        "n_valid": n,
+        "c_i": c_i,
+        "majority": nullable_int(ps.maj.majority, n > 0),
+        "tie": ps.maj.n_modes > 1,
+        "n_modes": ps.maj.n_modes,
+        "n_invalid": ps.n_invalid,
+        "original_answer": nullable_int(ps.original, ps.original >= 0),
+    })
+
+
+def item_agreement(df: pd.DataFrame) -> pd.DataFrame:
+    """Agreement C_i of every prompt set (Kamal et al., eq. 1).
+
+    One row per (model, dataset, item, category), ``original`` included:
+    ``n_valid`` (N_i), ``c_i`` = max_y n_i(y) / N_i (NaN when N_i = 0), the
+    ``majority`` answer under the tie rule of this module, ``tie`` (more than one
+    mode), ``n_modes``, ``n_invalid`` (excluded rows) and ``original_answer``.
+
+    Parameters
+    ----------
+    df
+        Long table with at least ``model, dataset, dataset_type, item_id,
+        category, variant_id, answer, valid``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from analyses import item_agreement
+    >>> t = pd.DataFrame({"model": "m", "dataset": "d", "dataset_type": "objective",
+    ...     "item_id": "q1", "category": ["original"] + ["paraphrase"] * 4,
+    ...     "variant_id": ["original/0", "p/0", "p/1", "p/2", "p/3"],
+    ...     "answer": [2, 1, 2, 1, 2], "valid": True})
+    >>> r = item_agreement(t).set_index("category").loc["paraphrase"]
+    >>> float(r["c_i"]), int(r["majority"]), bool(r["tie"])
+    (0.5, 2, True)
+    """
+    return _items_frame(prompt_sets(load(df)))
+
+
+def agreement_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The table's rows with their set's ``majority`` and the per-row ``agree`` flag.
+
+    ``agree`` is True when the row's answer equals the majority of its prompt set
+    (same model, dataset, item and category), False otherwise, and missing for
+    invalid rows.  The majority follows the module's tie rule.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from analyses import agreement_rows
+    >>> t = pd.DataFrame({"model": "m", "dataset": "d", "dataset_type": "subjective",
+    ...     "item_id": "s1", "category": "framing", "variant_id": ["f/0", "f/1", "f/2"],
+    ...     "answer": [3, 3, None], "valid": [True, True, False]})
+    >>> agreement_rows(t)["agree"].tolist()
+    [True, True, <NA>]
+    """
+    t = load(df)
+    ps = prompt_sets(t)
+    out = df.reset_index(drop=True).copy()
+    maj = ps.maj.majority[ps.group]
+    out["majority"] = nullable_int(maj, maj >= 0)
+    agree = pd.array(ps.agree == 1.0, dtype="boolean")
+    agree[~ps.valid] = pd.NA
+    out["agree"] = agree
+    return out
+
+
+def flip_rate(df: pd.DataFrame) -> pd.DataFrame:
+    """Share of a category's valid variants whose answer differs from the original prompt's.
+
+    One row per (model, dataset, item, perturbation category): ``n_valid``,
+    ``n_flipped`` (valid variants answering other than the original),
+    ``flip_rate`` = n_flipped / n_valid, and ``original_answer``.  The rate is
+    NaN when the original prompt's answer is invalid or the set has no valid variant.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from analyses import flip_rate
+    >>> t = pd.DataFrame({"model": "m", "dataset": "d", "dataset_type": "objective",
+    ...     "item_id": "q1", "category": ["original"] + ["formatting"] * 4,
+    ...     "variant_id": ["o/0", "f/0", "f/1", "f/2", "f/3"],
+    ...     "answer": [0, 0, 1, 1, 0], "valid": True})
+    >>> float(flip_rate(t)["flip_rate"].iloc[0])
+    0.5
+    """
+    ps = prompt_sets(load(df))
+    G = len(ps.keys)
+    orig_row = ps.original[ps.group]
+    flipped = ps.valid & (orig_row >= 0) & (ps.answer != orig_row)
+    n_flip = np.bincount(ps.group[flipped], minlength=G)
+    n = ps.maj.n
+    known = (ps.original >= 0) & (n > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate = np.where(known, n_flip / np.maximum(n, 1), np.nan)
+    keys = ps.keys
+    out = pd.DataFrame({
+        "model": keys["model"].to_numpy(),
+        "dataset": keys["dataset"].to_numpy(),
+        "dataset_type": keys["dataset_type"].to_numpy(),
+        "item_id": keys["item_id"].to_numpy(),
+        "category": keys["category"].to_numpy(),
+        "n_valid": n,
+        "n_flipped": n_flip.astype(np.int64),
+        "flip_rate": rate,
+        "original_answer": nullable_int(ps.original, ps.original >= 0),
+    })
+    return out[out["category"] != REFERENCE].reset_index(drop=True)
+
+
+def summarize_agreement(items: pd.DataFrame, by_model: bool = False) -> pd.DataFrame:
+    """Mean C_i by dataset type x category from :func:`item_agreement` output (Table 2).
+
+    See :func:`agreement_table`, which takes the long table itself.
+    """
+    need = {"dataset_type", "category", "c_i"} | ({"model"} if by_model else set())
+    miss = sorted(need - set(items.columns))
+    if miss:
+        raise ValueError(f"agreement items lack column(s) {', '.join(map(repr, miss))}.")
+    x = items[(items["category"] != REFERENCE) & items["c_i"].notna()]
+    lead = ["model"] if by_model else []
+    frames = [x, x.assign(category="all")]
+    pooled = pd.concat(frames, ignore_index=True)
+    stats = (pooled.groupby([*lead, "category", "dataset_type"], sort=True)["c_i"]
+             .agg(["mean", "std", "count"]).unstack("dataset_type"))
+    out = pd.DataFrame(index=stats.index)
+    for dtype in ("objective", "subjective"):
+        for stat, name in (("mean", ""), ("std", "sd_"), ("count", "n_")):
+            col = (stat, dtype)
+            out[f"{name}{dtype}"] = stats[col] if col in stats.columns else np.nan
+    out["gap"] = out["objective"] - out["subjective"]
+    out = out.reset_index()
+    for c in ("n_objective", "n_subjective"):
+        out[c] = out[c].fillna(0).astype(np.int64)
+    # 'all' last within each model.
+    out["_last"] = out["category"] == "all"
+    out = out.sort_values([*lead, "_last", "category"]).drop(columns="_last")
+    cols = [*lead, "category", "objective", "subjective", "gap",
+            "n_objective", "n_subjective", "sd_objective", "sd_subjective"]
+    return out[cols].reset_index(drop=True)
+
+
+def agreement_table(df: pd.DataFrame, by_model: bool = False) -> pd.DataFrame:
+    """Mean agreement by dataset type x category with the objective - subjective gap.
+
+    The paper's Table 2 (Kamal et al.): for each perturbation category (the
+    reference ``original`` is left out) the mean of C_i (eq. 1) over the
+    (model, item) prompt sets of objective and of subjective items, their
+    difference ``gap`` = objective - subjective, the numbers of sets and the
+    standard deviations; a last row ``all`` pools every perturbation category.
+    Prompt sets with no valid variant are left out.
+
+    Parameters
+    ----------
+    df
+        Long table.
+    by_model
+        One block of rows per model instead of pooling the models.
+
+    Examples
+    --------
+    >>> from analyses import agreement_table
+    >>> from analyses.synthetic import synthetic_table
+    >>> tab = agreement_table(synthetic_table(models=2, n_items=10, seed=3))
+    >>> list(tab.columns[:4])
+    ['category', 'objective', 'subjective', 'gap']
+    >>> bool((tab["gap"] > 0).all())   # the default synthetic study is less stable on opinions
+    True
+    """
+    return summarize_agreement(item_agreement(df), by_model=by_model)

@@ -1,0 +1,185 @@
+"""Prompt sensitivity score, PSS (ProSA, Zhuo et al. 2024, eq. 1-2).
+
+For an item i answered under the prompt set P_i (its valid variants in one
+category, for one model), with Y(p) a per-prompt outcome,
+
+    S_i = sum_{unordered pairs {p, q} in P_i} |Y(p) - Y(q)| / C(|P_i|, 2)     (eq. 1)
+    PSS = (1 / |I|) sum_i S_i                                                (eq. 2)
+
+The sum runs over the C(n, 2) = n (n - 1) / 2 *unordered* pairs.  Summing over
+ordered pairs counts every pair twice; dividing that by C(n, 2) doubles the
+score, a mistake the tests guard against.  Three outcomes Y are scored:
+
+``correctness``
+    Y = 1 when the answer equals gold, else 0 (objective items; ProSA's own use).
+    With k correct out of n, S_i = k (n - k) / C(n, 2).
+``answer``
+    |Y(p) - Y(q)| = 1 when the two answers differ: S_i is the share of discordant
+    pairs, (n^2 - sum_y n(y)^2) / (n (n - 1)), for any item.
+``ordinal``
+    |a_p - a_q| / (K - 1) on ordinal scales (agree scales), so that S_i lies in
+    [0, 1] for any scale length K.
+
+K comes from ``n_options`` when present, else from the length of the row's
+``option_probs``, else (documented fallback) from the largest answer seen in the
+dataset plus one, which can only understate K and so overstate S_i.  A row is
+ordinal when its ``scale`` is ``'ordinal'``; without a ``scale`` value,
+subjective items are taken as ordinal and objective ones as nominal.
+
+Invalid rows are not prompts of the set.  Items with fewer than two valid
+prompts have no S_i and are left out of the mean (``n_items`` counts the rest).
+Category ``all`` pools every variant of an item, ``original`` included, as ProSA
+pools all its prompt templates.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analyses._counts import PromptSets, count_pairs, prompt_sets
+from analyses._data import codes, correct_column, is_ordinal, load, n_options
+
+SCORES = ("correctness", "answer", "ordinal")
+
+
+def set_scores(
+    group: np.ndarray,
+    n_groups: int,
+    answer: np.ndarray,
+    valid: np.ndarray,
+    correct: np.ndarray | None,
+    k: np.ndarray,
+    ordinal: np.ndarray,
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """S_i of every group for each score: ``{score: (n prompts, S_i)}``; NaN where undefined."""
+    G = n_groups
+    pairs = count_pairs(group[valid], answer[valid], G)
+    n = np.bincount(pairs.group, weights=pairs.count, minlength=G)
+    n_pairs = n * (n - 1) / 2.0
+    ok = n >= 2
+    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    with np.errstate(invalid="ignore", divide="ignore"):
+        # answer identity: discordant pairs = (n^2 - sum n(y)^2) / 2
+        sumsq = np.bincount(pairs.group, weights=pairs.count.astype(float) ** 2, minlength=G)
+        out["answer"] = (n, np.where(ok, (n * n - sumsq) / 2.0 / n_pairs, np.nan))
+        # correctness: k correct of m -> k (m - k) discordant pairs
+        if correct is not None:
+            cv = valid & ~np.isnan(correct)
+            m = np.bincount(group[cv], minlength=G).astype(float)
+            kk = np.bincount(group[cv], weights=correct[cv], minlength=G)
+            mp = m * (m - 1) / 2.0
+            out["correctness"] = (m, np.where(m >= 2, kk * (m - kk) / mp, np.nan))
+        # ordinal: sum over unordered pairs of |a - b|, from counts sorted by answer
+        cnt = pairs.count.astype(float)
+        val = pairs.answer.astype(float)
+        if cnt.size:
+            st = pairs.starts()
+            seg = np.repeat(np.arange(st.size), np.diff(np.r_[st, cnt.size]))
+            cum_n = np.cumsum(cnt) - cnt
+            cum_s = np.cumsum(cnt * val) - cnt * val
+            below_n = cum_n - cum_n[st][seg]
+            below_s = cum_s - cum_s[st][seg]
+            contrib = cnt * (val * below_n - below_s)
+            absdiff = np.bincount(pairs.group, weights=contrib, minlength=G)
+        else:
+            absdiff = np.zeros(G)
+        kg = np.full(G, np.nan)
+        np.fmax.at(kg, group, k)
+        ordg = np.bincount(group, weights=ordinal.astype(float), minlength=G) > 0
+        s_ord = np.where(ok & ordg & (kg >= 2), absdiff / (kg - 1) / n_pairs, np.nan)
+        out["ordinal"] = (np.where(ordg, n, 0.0), s_ord)
+    return out
+
+
+def _item_scores(ps: PromptSets) -> tuple[pd.DataFrame, str]:
+    t = ps.table
+    correct = correct_column(t)
+    k, k_source = n_options(t)
+    ordinal = is_ordinal(t)
+    # per (model, item, category) and pooled per (model, item) as category 'all'
+    frames = []
+    item_code, item_keys = codes(ps.keys, ["model", "dataset", "item_id"])
+    item_type = np.empty(len(item_keys), dtype=object)
+    item_type[item_code] = ps.keys["dataset_type"].to_numpy(dtype=object)
+    item_keys = item_keys.assign(dataset_type=item_type, category="all")
+    for group, G, keys in (
+        (ps.group, len(ps.keys), ps.keys),
+        (item_code[ps.group], len(item_keys), item_keys),
+    ):
+        scores = set_scores(group, G, ps.answer, ps.valid, correct, k, ordinal)
+        for score in SCORES:
+            if score not in scores:
+                continue
+            n, s = scores[score]
+            keep = n > 0
+            frames.append(pd.DataFrame({
+                "model": keys["model"].to_numpy()[keep],
+                "dataset": keys["dataset"].to_numpy()[keep],
+                "dataset_type": keys["dataset_type"].to_numpy()[keep],
+                "item_id": keys["item_id"].to_numpy()[keep],
+                "category": keys["category"].to_numpy()[keep],
+                "score": score,
+                "n_prompts": n[keep].astype(np.int64),
+                "s_i": s[keep],
+            }))
+    return pd.concat(frames, ignore_index=True), k_source
+
+
+def pss_items(df: pd.DataFrame) -> pd.DataFrame:
+    """S_i (ProSA eq. 1) of every item's prompt set, for each score.
+
+    One row per (model, dataset, item, category, score), including category
+    ``all`` (every variant of the item pooled): ``n_prompts`` (valid prompts
+    scored) and ``s_i`` (NaN when fewer than two).  ``correctness`` rows appear
+    for items with gold, ``ordinal`` rows for ordinal-scale items.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from analyses import pss_items
+    >>> t = pd.DataFrame({"model": "m", "dataset": "d", "dataset_type": "objective",
+    ...     "item_id": "q", "category": "paraphrase", "variant_id": ["a", "b", "c"],
+    ...     "answer": [0, 0, 1], "gold": 0, "valid": True})
+    >>> s = pss_items(t).query("category == 'paraphrase'").set_index("score")["s_i"]
+    >>> round(float(s["correctness"]), 4), round(float(s["answer"]), 4)  # 2 of 3 pairs differ
+    (0.6667, 0.6667)
+    """
+    t = load(df, optional=("gold", "correct", "option_probs", "scale", "n_options"))
+    return _item_scores(prompt_sets(t))[0]
+
+
+def summarize_pss(items: pd.DataFrame) -> pd.DataFrame:
+    """PSS (ProSA eq. 2) per model x dataset x category x score from :func:`pss_items` output."""
+    x = items[items["s_i"].notna()]
+    if x.empty:
+        return pd.DataFrame(columns=["model", "dataset", "category", "score", "pss", "n_items",
+                                     "sd", "dataset_type"])
+    out = (x.groupby(["model", "dataset", "category", "score"], sort=True)
+           .agg(pss=("s_i", "mean"), n_items=("s_i", "size"), sd=("s_i", "std"),
+                dataset_type=("dataset_type", "first"))
+           .reset_index())
+    out["_last"] = out["category"] == "all"
+    out = out.sort_values(["model", "dataset", "_last", "category", "score"])
+    return out.drop(columns="_last").reset_index(drop=True)
+
+
+def pss(df: pd.DataFrame) -> pd.DataFrame:
+    """Prompt sensitivity score (ProSA eq. 1-2) per model x dataset x category, and overall.
+
+    ``pss`` is the mean over items of S_i (see the module docstring for the
+    three scores).  Columns: ``model, dataset, category, score, pss, n_items,
+    sd, dataset_type``; ``category == 'all'`` is the overall score, every
+    variant of an item pooled into one prompt set.
+
+    Examples
+    --------
+    >>> from analyses import pss
+    >>> from analyses.synthetic import synthetic_table
+    >>> out = pss(synthetic_table(models=1, n_items=8, seed=0))
+    >>> sorted(out["score"].unique())
+    ['answer', 'correctness', 'ordinal']
+    >>> bool(out["pss"].between(0, 1).all())
+    True
+    """
+    return summarize_pss(pss_items(df))

@@ -1,0 +1,381 @@
+"""Seeded synthetic long tables with a known, controllable robustness structure.
+
+The generator writes a table of the shape a real study writes (several models,
+objective multiple-choice and subjective agree-scale datasets, the ``original``
+prompt plus the eight perturbation families with ``n_variants`` variants each,
+invalid rows, gold and correctness, option probabilities and confidence) and
+lets the caller set how stable each dataset type x category is.  Tests, the
+benchmark and the other packages use it to exercise the analyses before a real
+model has answered anything.
+
+How an answer comes about
+-------------------------
+For every model m and item i an *original answer* a0 is drawn: for objective
+items it is the gold option with probability ``accuracy`` (shifted per model by
+``model_effect`` on the logit scale), otherwise a uniformly chosen wrong option;
+for subjective items it is the item's consensus point on the scale moved by a
+small model-specific step.  For every perturbation category c the model's
+*category answer* is a0, or, with probability ``category_shift``, a different
+one (a systematic shift that a whole family of prompts causes).  Each variant
+then gives the category answer with probability
+
+    s = expit(logit(stability[dataset_type, c]) + model_effect[m] + u_i),
+
+with ``u_i ~ N(0, item_sd)`` an item effect shared by every model (which makes
+instability an item property, as measured in real studies), and otherwise a
+"drift" answer: a neighbouring scale point for ordinal items (80 %), any other
+option otherwise.  A share ``invalid_rate`` of rows is invalid (no answer,
+with a reason), as a normaliser would record them.
+
+Example
+-------
+>>> from analyses.synthetic import synthetic_table
+>>> t = synthetic_table(models=2, n_items=3, n_variants=2, seed=1)
+>>> sorted(t["category"].unique())[:3]
+['formatting', 'framing', 'label_substitution']
+>>> len(t) == 2 * 4 * 3 * (1 + 8 * 2)
+True
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit, logit
+
+#: The eight perturbation families of the toolkit, in registry order.
+FAMILIES: tuple[str, ...] = (
+    "option_order",
+    "label_substitution",
+    "spelling_noise",
+    "lexical_substitution",
+    "paraphrase",
+    "formatting",
+    "logical_equivalence",
+    "framing",
+)
+
+#: Default probability that a variant repeats its category's answer, by dataset type.
+#: Objective questions are more stable than subjective ones; option order, label
+#: substitution and logical equivalence (negation with a reversed scale) hurt most.
+DEFAULT_STABILITY: dict[tuple[str, str], float] = {
+    ("objective", "option_order"): 0.86,
+    ("objective", "label_substitution"): 0.88,
+    ("objective", "spelling_noise"): 0.94,
+    ("objective", "lexical_substitution"): 0.92,
+    ("objective", "paraphrase"): 0.91,
+    ("objective", "formatting"): 0.95,
+    ("objective", "logical_equivalence"): 0.87,
+    ("objective", "framing"): 0.92,
+    ("subjective", "option_order"): 0.70,
+    ("subjective", "label_substitution"): 0.75,
+    ("subjective", "spelling_noise"): 0.84,
+    ("subjective", "lexical_substitution"): 0.80,
+    ("subjective", "paraphrase"): 0.76,
+    ("subjective", "formatting"): 0.85,
+    ("subjective", "logical_equivalence"): 0.60,
+    ("subjective", "framing"): 0.72,
+}
+_FALLBACK_STABILITY = {"objective": 0.88, "subjective": 0.75}
+
+_LABELS = np.array(list("ABCDEFGHIJKLMNOPQRSTUVWXYZ"), dtype=object)
+_REASONS = np.array(["no_label", "refusal", "ambiguous", "empty"], dtype=object)
+_REFUSAL_TEXT = {
+    "no_label": "I think it depends on the context.",
+    "refusal": "I'm sorry, I can't answer that.",
+    "ambiguous": "A or B",
+    "empty": "",
+}
+
+
+@dataclass(frozen=True)
+class SyntheticDataset:
+    """One dataset of the synthetic study: its name, type and response scale."""
+
+    name: str
+    dataset_type: str  # "objective" | "subjective"
+    n_options: int
+    scale: str  # "nominal" | "ordinal"
+
+
+#: Two objective multiple-choice sets (4 and 5 options), a 4-point and a 5-point agree scale.
+DEFAULT_DATASETS: tuple[SyntheticDataset, ...] = (
+    SyntheticDataset("mc_science", "objective", 4, "nominal"),
+    SyntheticDataset("mc_trivia", "objective", 5, "nominal"),
+    SyntheticDataset("pct_agree4", "subjective", 4, "ordinal"),
+    SyntheticDataset("survey_likert5", "subjective", 5, "ordinal"),
+)
+
+
+def _model_names(models: Sequence[str] | int) -> list[str]:
+    if isinstance(models, (int, np.integer)):
+        if models < 1:
+            raise ValueError(f"models must be at least 1, not {models}.")
+        return [f"model_{k + 1}" for k in range(int(models))]
+    names = [str(m) for m in models]
+    if not names or len(set(names)) != len(names):
+        raise ValueError(f"models must be distinct non-empty names, not {names!r}.")
+    return names
+
+
+def _per_model(value: float | Sequence[float], n: int, name: str) -> np.ndarray:
+    arr = np.atleast_1d(np.asarray(value, dtype=float))
+    if arr.size == 1:
+        return np.full(n, float(arr[0]))
+    if arr.size != n:
+        raise ValueError(f"{name} has {arr.size} values for {n} models.")
+    return arr
+
+
+def _other_option(rng: np.random.Generator, current: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """A uniformly chosen option different from ``current`` (k options each)."""
+    step = 1 + np.floor(rng.random(current.size) * (k - 1)).astype(np.int64)
+    return (current + step) % k
+
+
+def _drift(
+    rng: np.random.Generator, current: np.ndarray, k: np.ndarray, ordinal: np.ndarray
+) -> np.ndarray:
+    """A different answer: a neighbouring point on ordinal scales (80 %), else any other."""
+    out = _other_option(rng, current, k)
+    near = ordinal & (rng.random(current.size) < 0.8)
+    direction = np.where(rng.random(current.size) < 0.5, -1, 1)
+    step = current + direction
+    step = np.where((step < 0) | (step >= k), current - direction, step)
+    out[near] = step[near]
+    return out
+
+
+def synthetic_table(
+    *,
+    models: Sequence[str] | int = 3,
+    n_items: int | Mapping[str, int] = 20,
+    datasets: Sequence[SyntheticDataset] = DEFAULT_DATASETS,
+    categories: Sequence[str] = FAMILIES,
+    n_variants: int = 5,
+    stability: Mapping[tuple[str, str], float] | None = None,
+    accuracy: float = 0.65,
+    model_effect: float | Sequence[float] = 0.0,
+    item_sd: float = 1.0,
+    category_shift: float = 0.08,
+    invalid_rate: float = 0.02,
+    with_probs: bool = True,
+    study: str = "synthetic",
+    seed: int | np.random.Generator = 0,
+) -> pd.DataFrame:
+    """A realistic long table with known robustness structure; same seed, same table.
+
+    Parameters
+    ----------
+    models
+        Model names, or how many to name ``model_1`` ... .
+    n_items
+        Items per dataset, or a mapping dataset name -> items.
+    datasets
+        The datasets (name, type, number of options, scale); by default two
+        objective sets with 4 and 5 options and two agree scales with 4 and 5 points.
+    categories
+        Perturbation categories; ``original`` (one variant per item) is always added.
+    n_variants
+        Variants per item and category.
+    stability
+        Probability that a variant repeats its category answer, by
+        ``(dataset_type, category)``; missing pairs take :data:`DEFAULT_STABILITY`
+        (0.88 / 0.75 for categories it does not know).  This is the knob that
+        sets agreement: expected C_i rises with it.
+    accuracy
+        Probability that a model's original answer to an objective item is gold.
+    model_effect
+        Logit shift per model (one value or one per model) applied to both
+        accuracy and stability: positive is a stronger, more stable model.
+    item_sd
+        Standard deviation of the item effect on the stability logit, shared
+        by all models.
+    category_shift
+        Probability that a whole category's answers move away from the original answer.
+    invalid_rate
+        Share of rows that are invalid (``valid=False``, no answer, a reason).
+    with_probs
+        Whether to fill ``option_probs`` and ``confidence`` (lists per row cost
+        time on very large tables).
+    study
+        Value of the ``study`` column.
+    seed
+        Seed or :class:`numpy.random.Generator`; every random choice comes from it.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The long table (all schema columns plus ``scale`` and ``n_options``);
+        it passes :func:`robustness.table.validate`.
+
+    Examples
+    --------
+    >>> from analyses.synthetic import synthetic_table
+    >>> t = synthetic_table(models=["a", "b"], n_items=5, n_variants=3, seed=7)
+    >>> t.groupby("dataset_type")["item_id"].nunique().to_dict()
+    {'objective': 10, 'subjective': 10}
+    """
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    names = _model_names(models)
+    n_models = len(names)
+    cats = [str(c) for c in categories]
+    if "original" in cats:
+        raise ValueError("categories must not include 'original'; it is always added.")
+    if len(set(cats)) != len(cats):
+        raise ValueError(f"categories must be distinct, not {cats!r}.")
+    if n_variants < 1:
+        raise ValueError(f"n_variants must be at least 1, not {n_variants}.")
+    for prob, label in ((accuracy, "accuracy"), (category_shift, "category_shift"),
+                        (invalid_rate, "invalid_rate")):
+        if not 0.0 <= prob <= 1.0:
+            raise ValueError(f"{label} must lie in [0, 1], not {prob}.")
+    stab = dict(DEFAULT_STABILITY)
+    if stability:
+        for key, value in stability.items():
+            if not 0.0 < float(value) < 1.0:
+                raise ValueError(f"stability[{key!r}] must lie strictly in (0, 1), not {value}.")
+            stab[(str(key[0]), str(key[1]))] = float(value)
+    m_eff = _per_model(model_effect, n_models, "model_effect")
+
+    # ---- items: one row per (dataset, item) ----------------------------------------
+    item_ds, item_ids, item_type, item_k, item_scale = [], [], [], [], []
+    for ds in datasets:
+        if ds.dataset_type not in ("objective", "subjective"):
+            raise ValueError(f"dataset {ds.name!r}: dataset_type {ds.dataset_type!r} is not "
+                             "'objective' or 'subjective'.")
+        n = n_items.get(ds.name, 0) if isinstance(n_items, Mapping) else int(n_items)
+        width = len(str(max(n - 1, 0)))
+        for j in range(n):
+            item_ds.append(ds.name)
+            item_ids.append(f"{ds.name}-{j:0{width}d}")
+            item_type.append(ds.dataset_type)
+            item_k.append(ds.n_options)
+            item_scale.append(ds.scale)
+    n_it = len(item_ids)
+    if n_it == 0:
+        raise ValueError("the synthetic study has no items (n_items is 0 everywhere).")
+    i_type = np.array(item_type, dtype=object)
+    i_k = np.array(item_k, dtype=np.int64)
+    i_obj = i_type == "objective"
+    i_ord = np.array(item_scale, dtype=object) == "ordinal"
+    gold = np.where(i_obj, np.floor(rng.random(n_it) * i_k).astype(np.int64), -1)
+    consensus = np.floor(rng.random(n_it) * i_k).astype(np.int64)
+    item_u = rng.normal(0.0, item_sd, n_it)
+
+    # ---- model x item: original answers -----------------------------------------------
+    mi_m = np.repeat(np.arange(n_models), n_it)
+    mi_i = np.tile(np.arange(n_it), n_models)
+    p_gold = expit(logit(np.clip(accuracy, 1e-6, 1 - 1e-6)) + m_eff[mi_m])
+    right = rng.random(mi_m.size) < p_gold
+    a0_obj = np.where(right, gold[mi_i], _other_option(rng, np.maximum(gold[mi_i], 0), i_k[mi_i]))
+    step = np.rint(rng.normal(0.0, 0.6, mi_m.size)).astype(np.int64)
+    a0_subj = np.clip(consensus[mi_i] + step, 0, i_k[mi_i] - 1)
+    a0 = np.where(i_obj[mi_i], a0_obj, a0_subj)
+
+    # ---- the variant layout of one (model, item) --------------------------------------
+    lay_cat = np.array(["original"] + [c for c in cats for _ in range(n_variants)], dtype=object)
+    lay_ci = np.array([-1] + [k for k in range(len(cats)) for _ in range(n_variants)])
+    lay_vid = np.array(["original/0"] + [f"{c}/{v}" for c in cats for v in range(n_variants)],
+                       dtype=object)
+    per = lay_cat.size
+    n_rows = mi_m.size * per
+    r_mi = np.repeat(np.arange(mi_m.size), per)
+    r_lay = np.tile(np.arange(per), mi_m.size)
+    r_m = mi_m[r_mi]
+    r_i = mi_i[r_mi]
+    r_ci = lay_ci[r_lay]
+    r_k = i_k[r_i]
+    r_ord = i_ord[r_i]
+
+    # Category answers: a0, or a systematic shift for the whole (model, item, category).
+    n_cat = max(len(cats), 1)
+    shift = rng.random((mi_m.size, n_cat)) < category_shift
+    cat_answer = np.repeat(a0[:, None], n_cat, axis=1)
+    shifted = _drift(rng, cat_answer[shift], i_k[mi_i][:, None].repeat(n_cat, 1)[shift],
+                     i_ord[mi_i][:, None].repeat(n_cat, 1)[shift])
+    cat_answer[shift] = shifted
+
+    base = np.array([[stab.get((t, c), _FALLBACK_STABILITY[t]) for c in cats] or [0.5]
+                     for t in ("objective", "subjective")])
+    is_pert = r_ci >= 0
+    ci_safe = np.maximum(r_ci, 0)
+    type_idx = np.where(i_obj[r_i], 0, 1)
+    s = expit(logit(base[type_idx, ci_safe]) + m_eff[r_m] + item_u[r_i])
+    target = np.where(is_pert, cat_answer[r_mi, ci_safe], a0[r_mi])
+    stays = ~is_pert | (rng.random(n_rows) < s)
+    answer = target.copy()
+    moved = ~stays
+    answer[moved] = _drift(rng, target[moved], r_k[moved], r_ord[moved])
+
+    valid = rng.random(n_rows) >= invalid_rate
+    reason = np.full(n_rows, None, dtype=object)
+    n_bad = int((~valid).sum())
+    reason[~valid] = _REASONS[np.floor(rng.random(n_bad) * _REASONS.size).astype(np.int64)]
+
+    # ---- assemble ---------------------------------------------------------------------
+    m_names = np.array(names, dtype=object)
+    ds_arr = np.array(item_ds, dtype=object)
+    id_arr = np.array(item_ids, dtype=object)
+    obj_row = i_obj[r_i]
+    ans_col = pd.array(np.where(valid, answer, 0), dtype="Int64")
+    ans_col[~valid] = pd.NA
+    gold_col = pd.array(np.where(obj_row, gold[r_i], 0), dtype="Int64")
+    gold_col[~obj_row] = pd.NA
+    correct = pd.array(answer == gold[r_i], dtype="boolean")
+    correct[~(valid & obj_row)] = pd.NA
+    labels = _LABELS[answer]
+    raw = labels.copy()
+    raw[~valid] = [_REFUSAL_TEXT[r] for r in reason[~valid]]
+    label_col = np.where(valid, labels, None)
+    params = np.array(
+        ['{"family": "original"}']
+        + [json.dumps({"family": c, "index": v}) for c in cats for v in range(n_variants)],
+        dtype=object,
+    )[r_lay]
+
+    out = {
+        "study": np.full(n_rows, study, dtype=object),
+        "model": m_names[r_m],
+        "dataset": ds_arr[r_i],
+        "dataset_type": i_type[r_i],
+        "item_id": id_arr[r_i],
+        "category": lay_cat[r_lay],
+        "variant_id": lay_vid[r_lay],
+        "params": params,
+        "prompt_sha": np.full(n_rows, None, dtype=object),
+        "shots": pd.array(np.zeros(n_rows, dtype=np.int64), dtype="Int64"),
+        "mode": np.full(n_rows, "choice", dtype=object),
+        "raw_output": raw,
+        "label": label_col,
+        "answer": ans_col,
+        "valid": valid,
+        "invalid_reason": reason,
+        "gold": gold_col,
+        "correct": correct,
+    }
+    if with_probs:
+        probs = np.full(n_rows, None, dtype=object)
+        conf = np.full(n_rows, np.nan)
+        for k in np.unique(r_k):
+            rows = np.flatnonzero(r_k == k)
+            logits = rng.normal(0.0, 1.0, (rows.size, k))
+            logits[np.arange(rows.size), answer[rows]] += 2.0 + 2.0 * s[rows]
+            p = np.exp(logits - logits.max(axis=1, keepdims=True))
+            p /= p.sum(axis=1, keepdims=True)
+            probs[rows] = p.tolist()
+            conf[rows] = p.max(axis=1) * rng.uniform(0.7, 1.0, rows.size)
+        out["option_probs"] = probs
+        out["confidence"] = conf
+    else:
+        out["option_probs"] = np.full(n_rows, None, dtype=object)
+        out["confidence"] = np.full(n_rows, np.nan)
+    out["latency_ms"] = np.round(rng.gamma(4.0, 30.0, n_rows), 3)
+    out["seed"] = pd.array(np.zeros(n_rows, dtype=np.int64), dtype="Int64")
+    out["scale"] = np.array(item_scale, dtype=object)[r_i]
+    out["n_options"] = pd.array(r_k, dtype="Int64")
+    return pd.DataFrame(out)
