@@ -1,0 +1,113 @@
+"""Design matrices from a formula, coded the way R's ``model.matrix`` codes them.
+
+A factor in a term is coded by contrasts when the term without that factor is
+also in the model (the intercept stands for the empty term), and by one
+indicator per level otherwise; columns of an interaction run with the first
+variable varying fastest.  ``coding='treatment'`` is R's ``contr.treatment``
+(first level is the reference; columns named ``modelm2``), ``coding='sum'`` is
+``contr.sum`` (the last level is minus the sum of the others; columns named
+``model1``, ``model2`` ...).  Numeric variables enter as they are.
+
+Only the distinct design rows are ever built: a long table has few of them
+(models x dataset types x categories), and every GEE quantity is a weighted sum
+over them (see :mod:`analyses.gee`).  Aliased columns are found the way R's
+pivoted QR finds them: a column is dropped when it lies in the span of the
+columns before it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from analyses.formula import Formula
+
+
+@dataclass(frozen=True)
+class Design:
+    """Columns of a design, their term, and which ones are kept (not aliased)."""
+
+    columns: tuple[str, ...]
+    term_of: tuple[int, ...]  # -1 for the intercept, else index into ``terms``
+    terms: tuple[str, ...]
+    keep: np.ndarray  # bool per column
+
+
+def _coding_matrix(levels: Sequence[object], kind: str) -> tuple[np.ndarray, list[str]]:
+    n = len(levels)
+    if kind == "indicator":
+        return np.eye(n), [str(v) for v in levels]
+    if kind == "treatment":
+        return np.eye(n)[:, 1:], [str(v) for v in levels[1:]]
+    if kind == "sum":
+        m = np.vstack([np.eye(n - 1), -np.ones((1, n - 1))])
+        return m, [str(k + 1) for k in range(n - 1)]
+    raise ValueError(f"unknown coding {kind!r}; use 'treatment' or 'sum'.")
+
+
+def build_design(
+    formula: Formula,
+    rows: pd.DataFrame,
+    levels: Mapping[str, Sequence[object]],
+    coding: str = "treatment",
+) -> tuple[np.ndarray, tuple[str, ...], tuple[int, ...]]:
+    """The design matrix of ``rows`` (any values, usually the distinct ones).
+
+    ``levels`` gives the ordered levels of each factor; variables not in it are
+    numeric.  Returns ``(X, column names, term index per column)``.
+    """
+    term_sets = [frozenset(t) for t in formula.terms]
+    present = {frozenset()} | set(term_sets)
+    n = len(rows)
+    blocks = [np.ones((n, 1))]
+    names = ["(Intercept)"]
+    term_of = [-1]
+    for ti, term in enumerate(formula.terms):
+        cols = np.ones((n, 1))
+        cnames = [""]
+        for var in term:  # first variable varies fastest
+            if var in levels:
+                lev = list(levels[var])
+                kind = coding if frozenset(term) - {var} in present else "indicator"
+                mat, labels = _coding_matrix(lev, kind)
+                index = pd.Index(lev)
+                code = index.get_indexer(rows[var].to_numpy(dtype=object))
+                if (code < 0).any():
+                    bad = rows[var].to_numpy(dtype=object)[np.flatnonzero(code < 0)[0]]
+                    raise ValueError(f"value {bad!r} of {var!r} is not among its levels.")
+                block = mat[code]
+                labels = [f"{var}{lab}" for lab in labels]
+            else:
+                block = rows[var].to_numpy(dtype=float)[:, None]
+                labels = [var]
+            # new column (j_var, j_prev) with the previous columns varying fastest
+            cols = (cols[:, None, :] * block[:, :, None]).reshape(n, -1)
+            cnames = [f"{p}:{lab}" if p else lab for lab in labels for p in cnames]
+        blocks.append(cols)
+        names.extend(cnames)
+        term_of.extend([ti] * len(cnames))
+    return np.hstack(blocks), tuple(names), tuple(term_of)
+
+
+def independent_columns(x: np.ndarray, tol: float = 1e-7) -> np.ndarray:
+    """Keep a column unless it lies in the span of the kept columns before it (R's rule)."""
+    p = x.shape[1]
+    keep = np.zeros(p, dtype=bool)
+    basis = np.zeros((x.shape[0], 0))
+    for j in range(p):
+        col = x[:, j]
+        norm = np.linalg.norm(col)
+        if norm == 0:
+            continue
+        resid = col - basis @ (basis.T @ col) if basis.shape[1] else col
+        # re-orthogonalise once for accuracy
+        if basis.shape[1]:
+            resid = resid - basis @ (basis.T @ resid)
+        rn = np.linalg.norm(resid)
+        if rn > tol * norm:
+            keep[j] = True
+            basis = np.hstack([basis, (resid / rn)[:, None]])
+    return keep
