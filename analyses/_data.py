@@ -34,7 +34,7 @@ def load(
     if not isinstance(df, pd.DataFrame):
         raise TableError(f"a long table must be a pandas DataFrame, not {type(df).__name__}.")
     required = list(dict.fromkeys([*ANALYSIS_COLUMNS, *extra]))
-    keep = [*required, *[c for c in optional if c not in required]]
+    keep = list(dict.fromkeys([*required, *optional]))
     if "study" in df.columns and "study" not in keep:
         keep.append("study")
     if any(c not in df.columns for c in required):

@@ -73,6 +73,7 @@ class ExchangeableFit:
     iterations: int
     converged: bool
     max_step: float
+    not_positive_definite: bool = False
 
 
 def _irls_start(x: np.ndarray, n: np.ndarray, ys: np.ndarray, iters: int = 50) -> np.ndarray:
@@ -148,10 +149,10 @@ def fit_exchangeable(
         phi = ssr_cl.sum() / (n_obs - ddof_scale)
         alpha = (np.sum(e_cl * e_cl - ssr_cl) / 2.0 / phi) / pairs_total if pairs_total else 0.0
         denom = 1 - alpha + n_cl * alpha
-        if alpha >= 1 or np.any(denom <= 0):
+        if alpha >= 1 or np.any(denom == 0):
             raise FloatingPointError(
-                f"the exchangeable correlation estimate alpha = {alpha:.4g} gives a working "
-                "correlation that is not positive definite for the largest cluster."
+                f"the exchangeable correlation estimate alpha = {alpha:.4g} makes the working "
+                "correlation of a cluster singular; try cluster='model_item'."
             )
         c1 = 1.0 / (1.0 - alpha)
         c2 = alpha / denom
@@ -179,7 +180,9 @@ def fit_exchangeable(
     meat = u.T @ u
     robust = binv @ meat @ binv
     robust = (robust + robust.T) / 2
-    return ExchangeableFit(beta, robust, binv * phi, float(alpha), float(phi), it, converged, step)
+    not_pd = bool(np.any(1 - alpha + n_cl * alpha <= 0))
+    return ExchangeableFit(beta, robust, binv * phi, float(alpha), float(phi), it, converged, step,
+                           not_pd)
 
 
 # ----------------------------------------------------------------------------- the model
@@ -506,6 +509,12 @@ def gee(
         notes.append(f"the GEE did not converge in {raw.iterations} iterations (last step "
                      f"{raw.max_step:.3g}); treat its numbers with care.")
 
+    if raw.not_positive_definite:
+        size = int(np.ceil(1 - 1 / raw.alpha))  # 1 - a + n a <= 0 from this n on (a < 0)
+        notes.append(f"alpha = {raw.alpha:.4g} is so negative that the exchangeable working "
+                     f"correlation is not positive definite for clusters of {size} or more "
+                     "rows; as geepack does, the fit goes on (the robust covariance stays "
+                     "valid), but consider cluster='model_item'.")
     # The same fit in sum-to-zero coding: the column spaces agree, so b_sum = A b.
     xs_full, names_s, term_of_s = build_design(fit_formula, grid, lev, "sum")
     keep_s = independent_columns(xs_full)
