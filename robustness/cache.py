@@ -1,0 +1,176 @@
+"""A SQLite cache of model results that makes every run resumable.
+
+One row per model call result: ``key`` is the SHA-256 of the canonical JSON of the request
+(backend, runner identity with model revision and dtype, call kind, prompt text or messages,
+labels or response, decoding parameters), ``value`` is the result as JSON, ``request`` keeps the
+canonical request itself so a cache can be audited.
+
+Durability and concurrency
+--------------------------
+- WAL journal mode: readers never block the writer and a reader never sees a half-written
+  batch; ``synchronous=NORMAL``, which in WAL mode survives any process crash (kill -9) and can
+  lose only the last commits, never consistency, on power loss.
+- Each ``put_many`` is one transaction committed before it returns, so a run killed at any
+  point loses at most the batch in flight; ``INSERT OR IGNORE`` on the primary key means a
+  result is stored once even when two workers compute it concurrently or a resumed run repeats
+  a batch.
+- Every value reaches SQL as a bound parameter; the only SQL built at run time is a list of
+  ``?`` placeholders whose length is a count.
+- One connection per thread (and per process, after a fork), with a busy timeout (the
+  ``timeout`` argument, which sqlite3 installs as the busy handler), so the cache
+  can be shared by a thread pool and by several processes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from robustness.errors import RobustnessError
+
+SCHEMA_VERSION = "1"
+#: SQLite's default limit on bound parameters is 999 in old builds; stay well below it.
+_CHUNK = 500
+
+
+class CacheError(RobustnessError, RuntimeError):
+    """A cache file that cannot be used (not ours, another schema version, unreadable)."""
+
+
+def canonical_json(data: Any) -> str:
+    """The one JSON spelling used for keys: sorted keys, no spaces, UTF-8 kept, no NaN."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False)
+
+
+def make_key(request: Mapping[str, Any]) -> str:
+    """SHA-256 (hex) of the canonical JSON of ``request``."""
+    return hashlib.sha256(canonical_json(request).encode("utf-8")).hexdigest()
+
+
+class Cache:
+    """A result cache in one SQLite file (created with its folder when missing)."""
+
+    def __init__(self, path: str | Path, *, timeout: float = 60.0) -> None:
+        self.path = Path(path).expanduser()
+        self.timeout = timeout
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._connections: list[sqlite3.Connection] = []
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._setup(self._connection())
+
+    # ----------------------------------------------------------------- connections
+    def _connection(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None and getattr(self._local, "pid", None) == os.getpid():
+            return conn
+        try:
+            conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None,
+                                   check_same_thread=False)
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+        except sqlite3.DatabaseError as err:
+            raise CacheError(f"cache {self.path} cannot be opened as SQLite: {err}") from err
+        self._local.conn = conn
+        self._local.pid = os.getpid()
+        with self._lock:
+            self._connections.append(conn)
+        return conn
+
+    def _setup(self, conn: sqlite3.Connection) -> None:
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, "
+                         "value TEXT NOT NULL)")
+            conn.execute("CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, "
+                         "kind TEXT NOT NULL, request TEXT NOT NULL, value TEXT NOT NULL, "
+                         "created_at REAL NOT NULL)")
+            conn.execute("INSERT OR IGNORE INTO meta (name, value) VALUES (?, ?)",
+                         ("schema_version", SCHEMA_VERSION))
+            row = conn.execute("SELECT value FROM meta WHERE name = ?",
+                               ("schema_version",)).fetchone()
+            conn.execute("COMMIT")
+        except sqlite3.DatabaseError as err:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise CacheError(f"cache {self.path} is not a usable cache: {err}") from err
+        if row is None or row[0] != SCHEMA_VERSION:
+            found = None if row is None else row[0]
+            raise CacheError(f"cache {self.path} has schema version {found!r}, this toolkit "
+                             f"writes {SCHEMA_VERSION!r}; use a new cache file.")
+
+    def close(self) -> None:
+        """Close every connection this object opened (in any thread)."""
+        with self._lock:
+            connections, self._connections = self._connections, []
+        for conn in connections:
+            with contextlib.suppress(sqlite3.Error):
+                conn.close()
+        self._local = threading.local()
+
+    def __enter__(self) -> Cache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ----------------------------------------------------------------- reads and writes
+    def get_many(self, keys: Iterable[str]) -> dict[str, Any]:
+        """The decoded values of those ``keys`` that are stored (missing keys are absent)."""
+        unique = list(dict.fromkeys(keys))
+        conn = self._connection()
+        found: dict[str, Any] = {}
+        for start in range(0, len(unique), _CHUNK):
+            chunk = unique[start:start + _CHUNK]
+            marks = ",".join("?" * len(chunk))
+            rows = conn.execute(f"SELECT key, value FROM results WHERE key IN ({marks})", chunk)
+            for key, value in rows:
+                found[key] = json.loads(value)
+        return found
+
+    def put_many(self, rows: Sequence[tuple[str, str, Any, Any]]) -> int:
+        """Store ``(key, kind, request, value)`` rows in one committed transaction; keys that
+        are already stored keep their first value. Returns the number of rows added."""
+        if not rows:
+            return 0
+        now = time.time()
+        params = [(key, kind, canonical_json(request), json.dumps(value, ensure_ascii=False), now)
+                  for key, kind, request, value in rows]
+        conn = self._connection()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            before = conn.total_changes
+            conn.executemany("INSERT OR IGNORE INTO results (key, kind, request, value, "
+                             "created_at) VALUES (?, ?, ?, ?, ?)", params)
+            added = conn.total_changes - before
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        return added
+
+    def __len__(self) -> int:
+        return int(self._connection().execute("SELECT COUNT(*) FROM results").fetchone()[0])
+
+    def count(self, kind: str | None = None) -> int:
+        """Number of stored results, of one call kind or of all."""
+        if kind is None:
+            return len(self)
+        row = self._connection().execute("SELECT COUNT(*) FROM results WHERE kind = ?",
+                                         (kind,)).fetchone()
+        return int(row[0])
+
+    def integrity_ok(self) -> bool:
+        """SQLite's own full consistency check of the file."""
+        row = self._connection().execute("PRAGMA integrity_check").fetchone()
+        return row is not None and row[0] == "ok"

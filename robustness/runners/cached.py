@@ -1,0 +1,198 @@
+"""``CachedRunner``: any runner behind the SQLite result cache.
+
+It implements the runner protocol itself. Each call looks every request up first, answers hits
+from the cache, sends only the misses to the inner runner (one call, which the inner runner
+batches as it likes; identical requests within a call are computed once), and stores each batch
+the moment the inner runner reports it through ``on_batch``. A run killed at any point therefore
+loses at most the batch in flight, and a repeated run makes no model call at all, which
+``stats`` lets a caller (or a test) check.
+
+The caller's own ``on_batch`` sees every position exactly once: hits first, in one call, then
+each computed batch, so a progress bar driven by it counts cached and computed prompts alike.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from robustness.cache import Cache, make_key
+from robustness.runners.base import (
+    BatchCallback,
+    Generation,
+    LogLikelihood,
+    OptionScores,
+    Prompt,
+    Runner,
+    canonical_prompt,
+    result_from_json,
+    result_to_json,
+)
+
+#: Part of every key; bump when the meaning of a cached value changes.
+KEY_VERSION = 1
+
+
+@dataclass(frozen=True)
+class CacheStats:
+    """Counts since the wrapper was made: ``hits`` and ``misses`` are requests (positions)
+    answered from the cache or computed; ``model_calls`` are calls into the inner runner and
+    ``model_requests`` the requests those calls carried (duplicates in a call count once);
+    ``stored`` counts rows newly written to the cache."""
+
+    hits: int = 0
+    misses: int = 0
+    model_calls: int = 0
+    model_requests: int = 0
+    stored: int = 0
+
+
+class CachedRunner:
+    """Wrap ``runner`` so that every result goes through ``cache``.
+
+    ``key_ignore`` names identity fields to leave out of the keys, e.g. ``("batch_size",)`` to
+    let a resumed run use another batch size; by default every field counts, so a cached value
+    is always one this exact configuration produced.
+    """
+
+    def __init__(self, runner: Runner, cache: Cache, *, key_ignore: Collection[str] = ()) -> None:
+        self.runner = runner
+        self.cache = cache
+        self.backend = runner.backend
+        self.model_id = runner.model_id
+        self.key_ignore = frozenset(key_ignore)
+        self._stats = CacheStats()
+        self._lock = threading.Lock()
+
+    @property
+    def stats(self) -> CacheStats:
+        """A snapshot of the counters."""
+        with self._lock:
+            return self._stats
+
+    def reset_stats(self) -> None:
+        """Set every counter back to zero."""
+        with self._lock:
+            self._stats = CacheStats()
+
+    def _count(self, **increments: int) -> None:
+        with self._lock:
+            values = {k: getattr(self._stats, k) + v for k, v in increments.items()}
+            self._stats = replace(self._stats, **values)
+
+    def identity(self) -> dict[str, Any]:
+        """The inner runner's identity (the cache adds nothing that changes results)."""
+        return self.runner.identity()
+
+    def key_identity(self) -> dict[str, Any]:
+        """The identity fields that go into cache keys."""
+        return {k: v for k, v in self.runner.identity().items() if k not in self.key_ignore}
+
+    # ----------------------------------------------------------------- protocol
+    def generate(
+        self,
+        prompts: Sequence[Prompt],
+        max_new_tokens: int,
+        *,
+        on_batch: BatchCallback | None = None,
+    ) -> list[Generation]:
+        """Greedy generations, from the cache where possible."""
+        requests = [{"prompt": canonical_prompt(p), "max_new_tokens": int(max_new_tokens),
+                     "decoding": "greedy"} for p in prompts]
+
+        def call(positions: list[int], callback: BatchCallback) -> list[Any]:
+            return self.runner.generate([prompts[i] for i in positions], max_new_tokens,
+                                        on_batch=callback)
+
+        return self._run("generate", requests, call, on_batch)
+
+    def score_options(
+        self,
+        prompts: Sequence[Prompt],
+        labels: Sequence[Sequence[str]],
+        *,
+        on_batch: BatchCallback | None = None,
+    ) -> list[OptionScores]:
+        """Label probabilities, from the cache where possible."""
+        if len(labels) != len(prompts):
+            from robustness.errors import ModelError
+
+            raise ModelError(f"score_options got {len(prompts)} prompts but {len(labels)} "
+                             "label sets.")
+        requests = [{"prompt": canonical_prompt(p), "labels": [str(x) for x in lab]}
+                    for p, lab in zip(prompts, labels, strict=True)]
+
+        def call(positions: list[int], callback: BatchCallback) -> list[Any]:
+            return self.runner.score_options([prompts[i] for i in positions],
+                                             [labels[i] for i in positions], on_batch=callback)
+
+        return self._run("score_options", requests, call, on_batch)
+
+    def loglikelihood(
+        self,
+        pairs: Sequence[tuple[Prompt, str]],
+        *,
+        on_batch: BatchCallback | None = None,
+    ) -> list[LogLikelihood]:
+        """Response log-likelihoods, from the cache where possible."""
+        requests = [{"prompt": canonical_prompt(p), "response": str(r)} for p, r in pairs]
+
+        def call(positions: list[int], callback: BatchCallback) -> list[Any]:
+            return self.runner.loglikelihood([pairs[i] for i in positions], on_batch=callback)
+
+        return self._run("loglikelihood", requests, call, on_batch)
+
+    # ----------------------------------------------------------------- the one algorithm
+    def _run(
+        self,
+        kind: str,
+        requests: list[dict[str, Any]],
+        call: Callable[[list[int], BatchCallback], list[Any]],
+        on_batch: BatchCallback | None,
+    ) -> list[Any]:
+        identity = self.key_identity()
+        full = [dict(r, kind=kind, runner=identity, v=KEY_VERSION) for r in requests]
+        keys = [make_key(r) for r in full]
+        results: list[Any] = [None] * len(keys)
+        stored = self.cache.get_many(keys)
+        hits = [i for i, k in enumerate(keys) if k in stored]
+        for i in hits:
+            results[i] = result_from_json(kind, stored[keys[i]])
+        self._count(hits=len(hits))
+        if hits and on_batch is not None:
+            on_batch(hits, [results[i] for i in hits])
+
+        # positions sharing a missing key are computed once, through their first position.
+        waiting: dict[str, list[int]] = {}
+        for i, key in enumerate(keys):
+            if key not in stored:
+                waiting.setdefault(key, []).append(i)
+        if not waiting:
+            return results
+        firsts = [positions[0] for positions in waiting.values()]
+        self._count(misses=sum(len(p) for p in waiting.values()), model_calls=1,
+                    model_requests=len(firsts))
+        saved: set[str] = set()
+
+        def store(local: Sequence[int], batch: Sequence[Any]) -> None:
+            rows = []
+            answered: list[int] = []
+            for j, result in zip(local, batch, strict=True):
+                key = keys[firsts[j]]
+                rows.append((key, kind, full[firsts[j]], result_to_json(result)))
+                saved.add(key)
+                for i in waiting[key]:
+                    results[i] = result
+                    answered.append(i)
+            self._count(stored=self.cache.put_many(rows))
+            if on_batch is not None and answered:
+                on_batch(answered, [results[i] for i in answered])
+
+        returned = call(firsts, store)
+        # a runner that did not report some batches through on_batch: store what is left.
+        left = [j for j, i in enumerate(firsts) if keys[i] not in saved]
+        if left:
+            store(left, [returned[j] for j in left])
+        return results

