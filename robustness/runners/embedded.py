@@ -249,12 +249,18 @@ def convert(source: Path, destination: Path, stamp: dict[str, Any]) -> Any:
     return model
 
 
+def target(root: Path | None = None) -> tuple[Path, Path, dict[str, Any]]:
+    """``(gguf file, folder its conversion goes to, source stamp)`` under ``root`` (default:
+    :func:`cache_root`)."""
+    source = gguf_path()
+    stamp = _source_stamp(source)
+    return source, (root or cache_root()) / "models" / _folder_name(stamp), stamp
+
+
 def ensure_converted(root: Path | None = None) -> EmbeddedModel:
     """Return the converted embedded model folder, converting the GGUF first if needed."""
     started = time.perf_counter()
-    source = gguf_path()
-    stamp = _source_stamp(source)
-    destination = (root or cache_root()) / "models" / _folder_name(stamp)
+    source, destination, stamp = target(root)
     marker = _read_marker(destination)
     converted = False
     if marker is None or any(marker.get(k) != v for k, v in stamp.items()):
