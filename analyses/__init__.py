@@ -4,8 +4,15 @@ One function per statistic, a long table (pandas DataFrame) in and a DataFrame
 (or a small result object) out; each docstring cites its equation.  Rows with
 ``valid == False`` are excluded everywhere and counted; category ``original``
 is the reference prompt, not a perturbation category.
+
+>>> import analyses as an
+>>> table = an.synthetic_table(models=2, n_items=10, seed=0)
+>>> fit = an.gee(table)      # agree ~ model + dataset_type * category + model:category
+>>> fit.wald(type=2).columns.tolist()
+['term', 'df', 'chi2', 'p_value']
 """
 
+from analyses.accuracy import accuracy, accuracy_drop
 from analyses.agreement import (
     agreement_rows,
     agreement_table,
@@ -13,26 +20,47 @@ from analyses.agreement import (
     item_agreement,
     summarize_agreement,
 )
+from analyses.bootstrap import bootstrap_agreement, bootstrap_items
 from analyses.gee import DEFAULT_FORMULA, GEEResult, gee
 from analyses.marginal import marginal_means, type_contrasts
+from analyses.paired import cochran_q, mcnemar
+from analyses.posix import PosixResult, posix, posix_from_runner, posix_table
 from analyses.pss import pss, pss_items, summarize_pss
 from analyses.separation import find_separation
+from analyses.spread import ThompsonResult, format_accuracy, format_spread, thompson_search
 from analyses.synthetic import synthetic_table
+from analyses.wald import wald_type2, wald_type3
 
 __all__ = [
     "DEFAULT_FORMULA",
     "GEEResult",
+    "PosixResult",
+    "ThompsonResult",
+    "accuracy",
+    "accuracy_drop",
     "agreement_rows",
     "agreement_table",
+    "bootstrap_agreement",
+    "bootstrap_items",
+    "cochran_q",
     "find_separation",
     "flip_rate",
+    "format_accuracy",
+    "format_spread",
     "gee",
     "item_agreement",
     "marginal_means",
+    "mcnemar",
+    "posix",
+    "posix_from_runner",
+    "posix_table",
     "pss",
     "pss_items",
     "summarize_agreement",
     "summarize_pss",
     "synthetic_table",
+    "thompson_search",
     "type_contrasts",
+    "wald_type2",
+    "wald_type3",
 ]
