@@ -37,6 +37,13 @@ def accuracy(
     [[0.5, 2.0, 1.0, 0.3333333333333333]]
     """
     t = load(df, optional=("gold", "correct", *[c for c in by if c in df.columns]))
+    return accuracy_loaded(t, by)
+
+
+def accuracy_loaded(
+    t: pd.DataFrame, by: Sequence[str] = ("model", "dataset", "category")
+) -> pd.DataFrame:
+    """:func:`accuracy` on a table already checked by ``load`` (used by the pipeline)."""
     y = correct_column(t)
     if y is None:
         raise ValueError("accuracy needs a 'correct' or a 'gold' column.")
@@ -74,7 +81,11 @@ def accuracy_drop(df: pd.DataFrame) -> pd.DataFrame:
     >>> float(accuracy_drop(t)["drop"].iloc[0])
     0.5
     """
-    acc = accuracy(df, by=("model", "dataset", "category"))
+    return drop_from(accuracy(df, by=("model", "dataset", "category")))
+
+
+def drop_from(acc: pd.DataFrame) -> pd.DataFrame:
+    """The drop columns from :func:`accuracy` output by (model, dataset, category)."""
     orig = acc[acc["category"] == REFERENCE][["model", "dataset", "accuracy"]]
     out = acc[acc["category"] != REFERENCE].merge(
         orig.rename(columns={"accuracy": "accuracy_original"}), on=["model", "dataset"],

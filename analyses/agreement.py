@@ -28,11 +28,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analyses._counts import prompt_sets
+from analyses._counts import PromptSets, prompt_sets
 from analyses._data import REFERENCE, load, nullable_int
 
 
-def _items_frame(ps) -> pd.DataFrame:
+def items_frame(ps: PromptSets) -> pd.DataFrame:
+    """:func:`item_agreement` on prompt sets already built (used by the pipeline)."""
     n = ps.maj.n
     with np.errstate(invalid="ignore", divide="ignore"):
         c_i = np.where(n > 0, ps.maj.top / np.maximum(n, 1), np.nan)
@@ -79,7 +80,7 @@ def item_agreement(df: pd.DataFrame) -> pd.DataFrame:
     >>> float(r["c_i"]), int(r["majority"]), bool(r["tie"])
     (0.5, 2, True)
     """
-    return _items_frame(prompt_sets(load(df)))
+    return items_frame(prompt_sets(load(df)))
 
 
 def agreement_rows(df: pd.DataFrame) -> pd.DataFrame:
@@ -129,7 +130,11 @@ def flip_rate(df: pd.DataFrame) -> pd.DataFrame:
     >>> float(flip_rate(t)["flip_rate"].iloc[0])
     0.5
     """
-    ps = prompt_sets(load(df))
+    return flips(prompt_sets(load(df)))
+
+
+def flips(ps: PromptSets) -> pd.DataFrame:
+    """:func:`flip_rate` on prompt sets already built (used by the pipeline)."""
     G = len(ps.keys)
     orig_row = ps.original[ps.group]
     flipped = ps.valid & (orig_row >= 0) & (ps.answer != orig_row)

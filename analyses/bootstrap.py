@@ -24,7 +24,7 @@ import pandas as pd
 
 from analyses._counts import prompt_sets
 from analyses._data import REFERENCE, codes, load
-from analyses.agreement import _items_frame
+from analyses.agreement import items_frame
 
 
 def bootstrap_items(
@@ -123,6 +123,6 @@ def bootstrap_agreement(
     >>> bool(((b["ci_low"] <= b["estimate"]) & (b["estimate"] <= b["ci_high"])).all())
     True
     """
-    items = _items_frame(prompt_sets(load(df)))
+    items = items_frame(prompt_sets(load(df)))
     items = items[items["category"] != REFERENCE]
     return bootstrap_items(items, by=by, n_boot=n_boot, level=level, seed=seed)

@@ -42,7 +42,7 @@ import scipy.sparse as sp
 from scipy import stats
 from scipy.special import expit
 
-from analyses._counts import prompt_sets
+from analyses._counts import PromptSets, prompt_sets
 from analyses._data import REFERENCE, codes, correct_column, load
 from analyses.design import build_design, independent_columns
 from analyses.formula import Formula, parse_formula
@@ -298,7 +298,9 @@ class GEEResult:
         return type_contrasts(self, level=level)
 
 
-def _response(t: pd.DataFrame, response: str, user_columns: set[str]) -> np.ndarray:
+def _response(
+    t: pd.DataFrame, response: str, user_columns: set[str], ps: PromptSets | None = None
+) -> np.ndarray:
     if response in user_columns:
         col = t[response]
         values = pd.to_numeric(col.astype("Float64") if col.dtype == "boolean" else col,
@@ -309,7 +311,7 @@ def _response(t: pd.DataFrame, response: str, user_columns: set[str]) -> np.ndar
             raise TableError(f"column {response!r}, row {pos}: {col.iloc[pos]!r} is not 0/1 "
                              "(a binomial GEE needs a binary response).")
         return values
-    ps = prompt_sets(t)
+    ps = ps or prompt_sets(t)
     if response == "agree":
         return ps.agree
     if response == "flip":
@@ -396,23 +398,52 @@ def gee(
     >>> bool(fit.converged)
     True
     """
+    if not isinstance(df, pd.DataFrame):
+        raise TableError(f"a long table must be a pandas DataFrame, not {type(df).__name__}.")
+    t = load(df, optional=("gold", "correct", *formula_columns(df.columns, formula)))
+    return gee_loaded(t, formula, cluster, levels=levels, drop_separated=drop_separated, tol=tol,
+                      max_iter=max_iter)
+
+
+def formula_columns(columns: Sequence[str], formula: str | None = None) -> list[str]:
+    """Table columns a formula uses (its response when it is a column, and its variables).
+
+    Raises :class:`TableError` naming a variable the table lacks, or a response
+    that is neither a column nor one of the computed outcomes.
+    """
+    text = DEFAULT_FORMULA if formula is None else formula
+    f = parse_formula(text)
+    cols = list(columns)
+    missing = [v for v in f.variables if v not in cols]
+    if missing:
+        raise TableError(
+            f"formula {text!r} names column(s) {', '.join(map(repr, missing))} that the table "
+            f"lacks; it has {', '.join(map(repr, cols))}."
+        )
+    if f.response not in cols and f.response not in _COMPUTED:
+        raise TableError(f"formula {text!r}: the response {f.response!r} is not a column of the "
+                         f"table and not one of {', '.join(_COMPUTED)} (computed).")
+    return [c for c in (f.response, *f.variables) if c in cols]
+
+
+def gee_loaded(
+    t: pd.DataFrame,
+    formula: str | None = None,
+    cluster: str = "item",
+    *,
+    ps: PromptSets | None = None,
+    levels: Mapping[str, Sequence[object]] | None = None,
+    drop_separated: bool = True,
+    tol: float = 1e-10,
+    max_iter: int = 100,
+) -> GEEResult:
+    """:func:`gee` on a table already checked by ``load`` that keeps the formula's columns."""
     text = DEFAULT_FORMULA if formula is None else formula
     f = parse_formula(text)
     if cluster not in CLUSTERS:
         raise ValueError(f"cluster must be 'item' or 'model_item', not {cluster!r}.")
-    user_columns = {c for c in (f.response, *f.variables) if c in df.columns}
-    missing = [v for v in f.variables if v not in df.columns]
-    if missing:
-        raise TableError(
-            f"formula {text!r} names column(s) {', '.join(map(repr, missing))} that the table "
-            f"lacks; it has {', '.join(map(repr, df.columns))}."
-        )
-    if f.response not in user_columns and f.response not in _COMPUTED:
-        raise TableError(f"formula {text!r}: the response {f.response!r} is not a column of the "
-                         f"table and not one of {', '.join(_COMPUTED)} (computed).")
-    optional = ("gold", "correct", "scale", "n_options", *sorted(user_columns))
-    t = load(df, optional=optional)
-    y_all = _response(t, f.response, user_columns)
+    user_columns = set(formula_columns(t.columns, text))
+    y_all = _response(t, f.response, user_columns, ps)
     notes: list[str] = []
 
     valid = t["valid"].to_numpy(dtype=bool, na_value=False)

@@ -112,7 +112,8 @@ def type_contrasts(fit: GEEResult, level: float = 0.95, by: str = "category") ->
 
     Columns: ``category, objective, subjective, difference, se, z, p_value,
     p_holm, ci_low, ci_high`` (the interval is unadjusted, difference +- z se).
-    Categories present for only one dataset type are left out.
+    Categories present for only one dataset type are left out; the table is
+    empty when no term of the fitted model contains ``dataset_type``.
 
     Examples
     --------
@@ -122,7 +123,8 @@ def type_contrasts(fit: GEEResult, level: float = 0.95, by: str = "category") ->
     >>> bool((c["p_holm"] >= c["p_value"]).all())
     True
     """
-    if "dataset_type" not in fit.grid.columns or fit.grid["dataset_type"].nunique() < 2:
+    in_model = any("dataset_type" in term for term in fit.terms)
+    if not in_model or fit.grid["dataset_type"].nunique() < 2:
         return pd.DataFrame(columns=[by, "objective", "subjective", "difference", "se", "z",
                                      "p_value", "p_holm", "ci_low", "ci_high"])
     rows, grads, _ = _estimates(fit, ("dataset_type", by))
@@ -138,7 +140,7 @@ def type_contrasts(fit: GEEResult, level: float = 0.95, by: str = "category") ->
         g = grads[index[a]] - grads[index[b]]
         d = est[a] - est[b]
         se = float(np.sqrt(g @ v @ g))
-        z = d / se
+        z = d / se if se > 0 else np.nan
         out.append({by: lev, "objective": est[a], "subjective": est[b], "difference": d,
                     "se": se, "z": z, "p_value": float(2 * stats.norm.sf(abs(z))),
                     "ci_low": d - q * se, "ci_high": d + q * se})
@@ -146,5 +148,10 @@ def type_contrasts(fit: GEEResult, level: float = 0.95, by: str = "category") ->
     if res.empty:
         return pd.DataFrame(columns=[by, "objective", "subjective", "difference", "se", "z",
                                      "p_value", "p_holm", "ci_low", "ci_high"])
-    res.insert(7, "p_holm", multipletests(res["p_value"].to_numpy(), method="holm")[1])
+    p = res["p_value"].to_numpy(dtype=float)
+    holm = np.full(p.size, np.nan)
+    ok = np.isfinite(p)
+    if ok.any():
+        holm[ok] = multipletests(p[ok], method="holm")[1]
+    res.insert(7, "p_holm", holm)
     return res

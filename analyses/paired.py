@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 import pingouin as pg
 
-from analyses._counts import prompt_sets
+from analyses._counts import PromptSets, prompt_sets
 from analyses._data import REFERENCE, correct_column, load
 
 COCHRAN_OUTCOMES = ("consistent", "majority_is_original")
@@ -57,9 +57,15 @@ def cochran_q(
     >>> res[["dataset_type", "dof"]].values.tolist()
     [['objective', 7], ['subjective', 7]]
     """
+    return cochran_sets(prompt_sets(load(df)), by=by, outcome=outcome)
+
+
+def cochran_sets(
+    ps: PromptSets, by: Sequence[str] = ("model", "dataset_type"), outcome: str = "consistent"
+) -> pd.DataFrame:
+    """:func:`cochran_q` on prompt sets already built (used by the pipeline)."""
     if outcome not in COCHRAN_OUTCOMES:
         raise ValueError(f"outcome must be one of {COCHRAN_OUTCOMES}, not {outcome!r}.")
-    ps = prompt_sets(load(df))
     keys = ps.keys.copy()
     n = ps.maj.n
     if outcome == "consistent":
@@ -122,6 +128,18 @@ def mcnemar(
     True
     """
     t = load(df, optional=("gold", "correct", *[c for c in by if c in df.columns]))
+    return mcnemar_loaded(t, model_a, model_b, outcome=outcome, by=by)
+
+
+def mcnemar_loaded(
+    t: pd.DataFrame,
+    model_a: str,
+    model_b: str,
+    outcome: str = "correct",
+    by: Sequence[str] = (),
+    ps: PromptSets | None = None,
+) -> pd.DataFrame:
+    """:func:`mcnemar` on a table already checked by ``load`` (used by the pipeline)."""
     for c in by:
         if c not in t.columns:
             raise ValueError(f"mcnemar: the table has no column {c!r}.")
@@ -135,7 +153,7 @@ def mcnemar(
         if y is None:
             raise ValueError("outcome 'correct' needs a 'correct' or a 'gold' column.")
     elif outcome == "agree":
-        y = prompt_sets(t).agree
+        y = (ps or prompt_sets(t)).agree
     else:
         raise ValueError(f"outcome must be 'correct' or 'agree', not {outcome!r}.")
     keys = ["dataset", "item_id", "category", "variant_id"]

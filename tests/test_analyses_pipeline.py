@@ -1,0 +1,125 @@
+"""analyze / analyze_path: the files of section 7, their columns, notes and console output."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from rich.console import Console
+
+from analyses import agreement_rows
+from analyses.pipeline import analyze, analyze_path
+from analyses.synthetic import synthetic_table
+from robustness.table import TableError, write_csv, write_parquet
+
+REQUIRED = {
+    "agreement_items": ["model", "dataset", "dataset_type", "item_id", "category", "n_valid",
+                        "c_i", "majority", "tie"],
+    "agreement_by_type_category": ["category", "objective", "subjective", "gap"],
+    "pss": ["model", "dataset", "category", "score", "pss", "n_items"],
+    "gee_coefficients": ["coefficient", "term", "estimate", "robust_se"],
+    "wald_type2": ["term", "df", "chi2", "p_value"],
+    "wald_type3": ["term", "df", "chi2", "p_value"],
+    "marginal_means": ["dataset_type", "category", "estimate", "ci_low", "ci_high"],
+    "contrasts": ["category", "difference", "p_value", "p_holm"],
+    "separation": ["term", "cell", "n_rows", "value"],
+}
+
+
+@pytest.fixture(scope="module")
+def table():
+    return synthetic_table(models=2, n_items=8, n_variants=3, seed=21)
+
+
+def test_writes_every_table_with_its_columns(table, tmp_path):
+    res = analyze(table, tmp_path, n_boot=100, quiet=True)
+    for name, cols in REQUIRED.items():
+        path = tmp_path / "tables" / f"{name}.csv"
+        assert path.exists(), name
+        got = pd.read_csv(path)
+        if name in ("agreement_items", "pss", "wald_type2", "wald_type3"):  # fixed by the issue
+            assert list(got.columns[:len(cols)]) == cols, name
+        else:
+            assert set(cols) <= set(got.columns), name
+    w2 = pd.read_csv(tmp_path / "tables" / "wald_type2.csv")
+    assert w2.term.tolist() == ["model", "dataset_type", "category", "dataset_type:category",
+                                "model:category"]
+    assert pd.read_csv(tmp_path / "tables" / "separation.csv").empty
+    assert set(pd.read_csv(tmp_path / "tables" / "pss.csv").score) == {
+        "correctness", "answer", "ordinal"}
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["n_invalid"] == int((~table.valid).sum()) == res.n_invalid
+    assert res.fit is not None and res.fit.converged
+    assert res["agreement_items"].equals(res.tables["agreement_items"])
+
+
+def test_path_reads_parquet_and_csv(table, tmp_path):
+    pq = write_parquet(table, tmp_path / "t.parquet", {"study": "x"})
+    # 'correct' is left out of the CSV: see test_csv_with_missing_booleans below.
+    csv = write_csv(table.drop(columns="correct"), tmp_path / "t.csv")
+    a = analyze_path(pq, tmp_path / "a")
+    b = analyze_path(csv, tmp_path / "b", cluster="model_item")
+    assert a.cluster == "item" and b.cluster == "model_item"
+    pd.testing.assert_frame_equal(a["agreement_by_type_category"],
+                                  b["agreement_by_type_category"])
+    with pytest.raises(TableError, match="no such table"):
+        analyze_path(tmp_path / "missing.parquet", tmp_path / "c")
+
+
+@pytest.mark.xfail(reason="robustness.table._coerce_bool writes into a read-only array when a "
+                   "CSV boolean column has missing values (pandas 3); owned by table.py",
+                   raises=ValueError)
+def test_csv_with_missing_booleans(table, tmp_path):
+    csv = write_csv(table, tmp_path / "t.csv")  # 'correct' is empty on subjective rows
+    assert analyze_path(csv, tmp_path / "o").n_rows == len(table)
+
+
+def test_separation_and_dropped_terms_are_reported(table, tmp_path):
+    rows = agreement_rows(table[table.model == "model_1"])
+    hit = (rows.category == "framing") & (rows.dataset_type == "subjective") & rows.valid
+    rows.loc[hit, "agree"] = True
+    res = analyze(rows, tmp_path, n_boot=50, quiet=True)
+    sep = pd.read_csv(tmp_path / "tables" / "separation.csv")
+    assert "dataset_type=subjective, category=framing" in sep.cell.tolist()
+    assert any("separation" in n for n in res.notes)
+    assert any("cannot vary" in n for n in res.notes)
+    assert "model" not in pd.read_csv(tmp_path / "tables" / "wald_type2.csv").term.tolist()
+
+
+def test_console_summary_escapes_user_text(table, tmp_path):
+    t = table.copy()
+    t.loc[t.category == "framing", "category"] = "[red]framing[/red]"
+    t["variant_id"] = t["variant_id"].str.replace("framing", "[red]framing[/red]", regex=False)
+    console = Console(record=True, width=200)
+    analyze(t, tmp_path, n_boot=50, console=console)
+    text = console.export_text()
+    assert "[red]framing[/red]" in text
+    assert "Wald" in text and "invalid" in text
+
+
+def test_bad_input_is_one_clear_error(table, tmp_path):
+    with pytest.raises(TableError, match="'answer'"):
+        analyze(table.drop(columns="answer"), tmp_path, quiet=True)
+    with pytest.raises(TableError, match="'shots_x'"):
+        analyze(table, tmp_path, formula="agree ~ shots_x", quiet=True)
+    with pytest.raises(ValueError, match="cluster"):
+        analyze(table, tmp_path, cluster="model", quiet=True)
+
+
+def test_gee_failure_is_a_note_not_a_crash(table, tmp_path):
+    one_cat = table[table.category.isin(["original", "framing"])]
+    res = analyze(one_cat, tmp_path, formula="agree ~ model", n_boot=20, quiet=True)
+    assert res.fit is not None or any("could not be fitted" in n for n in res.notes)
+    assert (tmp_path / "tables" / "wald_type2.csv").exists()
+
+
+def test_cli_analyze(table, tmp_path):
+    from typer.testing import CliRunner
+
+    from robustness.cli import app
+
+    pq = write_parquet(table, tmp_path / "t.parquet", {})
+    run = CliRunner().invoke(app, ["analyze", str(pq), "--out", str(tmp_path / "o")])
+    assert run.exit_code == 0, run.output
+    assert (tmp_path / "o" / "tables" / "wald_type3.csv").exists()
