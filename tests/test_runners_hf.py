@@ -33,7 +33,7 @@ def runner() -> HFRunner:
 
 def with_batch_size(runner: HFRunner, batch_size: int) -> HFRunner:
     return HFRunner(runner.model, runner.tokenizer, model_id=runner.model_id, revision="test",
-                    batch_size=batch_size, chat=runner.chat, threads=1)
+                    batch_size=batch_size, chat=runner.chat, threads=1, max_padding=None)
 
 
 def next_logprobs(runner: HFRunner, ids: list[int]) -> torch.Tensor:
@@ -47,13 +47,19 @@ def enc(runner: HFRunner, text: str) -> list[int]:
     return runner.tokenizer.encode(text, add_special_tokens=False)
 
 
-def test_batches_are_sorted_longest_first(runner: HFRunner) -> None:
+def test_batches_are_sorted_longest_first() -> None:
     lengths = [3, 9, 1, 9, 5, 2, 7]
-    batches = runner.batches(lengths, 3)
+    uncapped = tiny_runner(seed=0, max_padding=None)
+    batches = uncapped.batches(lengths, 3)
     flat = [i for b in batches for i in b]
     assert sorted(flat) == list(range(len(lengths)))
     assert [lengths[i] for i in flat] == sorted(lengths, reverse=True)
     assert [len(b) for b in batches] == [3, 3, 1]
+    capped = tiny_runner(seed=0, max_padding=0.25)
+    assert capped.identity()["max_padding"] == 0.25
+    assert [[lengths[i] for i in b] for b in capped.batches(lengths, 3)] == \
+        [[9, 9, 7], [5], [3], [2], [1]]
+    assert tiny_runner(seed=0).max_padding == 0.25  # the CPU default
 
 
 def test_collate_left_pads_with_positions(runner: HFRunner) -> None:
@@ -186,6 +192,7 @@ def test_greek_letters_sharing_a_lead_byte(runner: HFRunner) -> None:
 def test_plain_letters_need_exactly_one_pass(runner: HFRunner) -> None:
     plan = build_label_plan(("A", "B", "C", "D"), runner._encode_text)
     assert plan.passes == ((),)
+    runner = with_batch_size(runner, 4)  # no padding cap: the four prompts form one batch
     calls = []
     original = runner.model.forward
 

@@ -72,6 +72,7 @@ def make_runner(
     batch_size: int = 16,
     chat: str | bool = "auto",
     threads: int | None = None,
+    max_padding: float | str | None = "auto",
 ) -> Runner:
     """Build a runner from plain settings.
 
@@ -80,7 +81,9 @@ def make_runner(
     cache. ``dtype`` is ``auto`` (bf16 on CUDA, fp32 on CPU), ``float32``, ``bfloat16`` or
     ``float16``; ``device`` is ``auto``, ``cpu``, ``cuda`` or ``cuda:N``; ``chat`` is ``auto``
     (templates for message prompts), ``always`` (text prompts too, as one user message) or
-    ``never``. Every bad setting raises ModelError with one sentence saying what is wrong.
+    ``never``. ``threads`` fixes torch's CPU thread count; ``max_padding`` caps the padded share
+    of a batch row (``auto``: 25% on CPU, no cap on CUDA; see ``HFRunner``). Every bad setting
+    raises ModelError with one sentence saying what is wrong.
     """
     if backend in LATER_BACKENDS:
         raise ModelError(f"backend {backend!r} arrives in a later version; use backend='hf' "
@@ -93,11 +96,11 @@ def make_runner(
     if not isinstance(batch_size, int) or batch_size < 1:
         raise ModelError(f"batch_size must be a positive integer, got {batch_size!r}.")
     return _make_hf(model, dtype=dtype, device=device, batch_size=batch_size, chat=chat,
-                    threads=threads)
+                    threads=threads, max_padding=max_padding)
 
 
 def _make_hf(model: str, *, dtype: str, device: str, batch_size: int, chat: str | bool,
-             threads: int | None) -> HFRunner:
+             threads: int | None, max_padding: float | str | None) -> HFRunner:
     from robustness.runners.hf import HFRunner, resolve_device
 
     resolve_device(device)  # fail on a missing GPU before any slow model work
@@ -108,11 +111,12 @@ def _make_hf(model: str, *, dtype: str, device: str, batch_size: int, chat: str 
         return HFRunner.from_pretrained(found.path, model_id=f"{EMBEDDED}:{MODEL_ID}",
                                         revision=found.gguf_sha256[:16], dtype=dtype,
                                         device=device, batch_size=batch_size, chat=chat,
-                                        threads=threads)
+                                        threads=threads, max_padding=max_padding)
     path = Path(model).expanduser()
     if not path.exists() and not _HUB_ID.match(model):
         raise ModelError(f"model path {model!r} does not exist.")
     if path.exists() and not path.is_dir():
         raise ModelError(f"model path {model!r} is a file; give the model's folder.")
     return HFRunner.from_pretrained(path if path.exists() else model, dtype=dtype, device=device,
-                                    batch_size=batch_size, chat=chat, threads=threads)
+                                    batch_size=batch_size, chat=chat, threads=threads,
+                                    max_padding=max_padding)

@@ -87,6 +87,8 @@ DTYPES: dict[str, torch.dtype] = {
     "float16": torch.float16,
 }
 CHAT_MODES = ("auto", "always", "never")
+#: Default padding cap on the CPU (see ``HFRunner``).
+CPU_MAX_PADDING = 0.25
 
 _thread_warning_given = False
 
@@ -276,7 +278,15 @@ def combine_plan(plan: _LabelPlan, logp: dict[tuple[tuple[int, ...], int], float
 
 
 class HFRunner:
-    """A transformers causal LM behind the runner protocol (see the module docstring)."""
+    """A transformers causal LM behind the runner protocol (see the module docstring).
+
+    ``max_padding`` caps the share of a row that may be padding within a batch: rows sorted by
+    length are cut into a new batch early when the next one is that much shorter than the
+    batch's longest. On the CPU batching buys little (about 15% more tokens/s at batch 16 than
+    at batch 1 on the reference 2-core machine) while every padded position costs a full
+    position, so ``"auto"`` caps padding at 25% there; on CUDA, where batching is what makes
+    throughput, ``"auto"`` means no cap. ``None`` disables the cap.
+    """
 
     backend = "hf"
     #: Upper bound on the logits tensor of one loglikelihood batch; larger batches are split.
@@ -292,6 +302,7 @@ class HFRunner:
         batch_size: int = 16,
         chat: str | bool = "auto",
         threads: int | None = None,
+        max_padding: float | str | None = "auto",
     ) -> None:
         if batch_size < 1:
             raise ModelError(f"batch_size must be at least 1, got {batch_size}.")
@@ -311,6 +322,12 @@ class HFRunner:
         param = next(model.parameters())
         self.device = param.device
         self.dtype = param.dtype
+        if max_padding == "auto":
+            max_padding = CPU_MAX_PADDING if self.device.type == "cpu" else None
+        if isinstance(max_padding, str) or (
+                max_padding is not None and not 0.0 <= float(max_padding) < 1.0):
+            raise ModelError(f"max_padding must be in [0, 1), got {max_padding!r}.")
+        self.max_padding = None if max_padding is None else float(max_padding)
         self.has_chat_template = bool(getattr(tokenizer, "chat_template", None))
         if self.chat == "always" and not self.has_chat_template:
             raise ModelError(f"chat='always' was requested but {model_id} has no chat template.")
@@ -335,6 +352,7 @@ class HFRunner:
         batch_size: int = 16,
         chat: str | bool = "auto",
         threads: int | None = None,
+        max_padding: float | str | None = "auto",
     ) -> HFRunner:
         """Load a local folder (or a model already in the local Hugging Face cache) with no
         network access, on ``device`` in ``dtype``."""
@@ -360,7 +378,8 @@ class HFRunner:
             revision = (folder_revision(folder) if folder.is_dir()
                         else getattr(model.config, "_commit_hash", None))
         return cls(model, tokenizer, model_id=model_id or str(path), revision=revision,
-                   batch_size=batch_size, chat=chat, threads=threads)
+                   batch_size=batch_size, chat=chat, threads=threads,
+                   max_padding=max_padding)
 
     def identity(self) -> dict[str, Any]:
         """Everything that determines this runner's numbers, JSON-able (used in cache keys)."""
@@ -373,6 +392,7 @@ class HFRunner:
             "dtype": str(self.dtype).removeprefix("torch."),
             "device": self.device.type,
             "batch_size": self.batch_size,
+            "max_padding": self.max_padding,
             "chat": self.chat if self.has_chat_template else "none",
             "transformers": transformers.__version__,
             "torch": torch.__version__.split("+")[0],
@@ -435,10 +455,26 @@ class HFRunner:
 
     # ----------------------------------------------------------------- batching
     def batches(self, lengths: Sequence[int], batch_size: int | None = None) -> list[list[int]]:
-        """Indices grouped into batches of similar length, longest first (stable on ties)."""
+        """Indices grouped into batches of similar length, longest first (stable on ties).
+
+        A batch holds at most ``batch_size`` rows and, when ``max_padding`` is set, no row
+        whose padding would exceed that fraction of the batch's longest row (see the class
+        docstring for why the CPU default caps padding).
+        """
         size = batch_size or self.batch_size
         order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
-        return [order[i:i + size] for i in range(0, len(order), size)]
+        out: list[list[int]] = []
+        current: list[int] = []
+        for i in order:
+            too_short = (self.max_padding is not None and current
+                         and lengths[i] < (1.0 - self.max_padding) * lengths[current[0]])
+            if current and (len(current) == size or too_short):
+                out.append(current)
+                current = []
+            current.append(i)
+        if current:
+            out.append(current)
+        return out
 
     def collate(self, rows: Sequence[Sequence[int]]) -> dict[str, torch.Tensor | None]:
         """Left-pad ``rows`` into model inputs with explicit position ids. The attention mask
