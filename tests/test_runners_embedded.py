@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -95,13 +97,16 @@ def test_a_crash_mid_conversion_leaves_no_folder(fake_gguf: list[object], tmp_pa
 
 # --------------------------------------------------------------------- the real model (slow)
 @pytest.fixture(scope="module")
-def converted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+def converted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, object]]:
+    """One real conversion into a fresh cache folder (about 20 s), removed afterwards so test
+    runs do not pile up 540 MB copies in the temporary directory."""
     root = tmp_path_factory.mktemp("robustness-cache")
     source, destination, stamp = embedded.target(root)
     started = time.perf_counter()
     model = embedded.convert(source, destination, stamp)
-    return {"root": root, "path": destination, "gguf_model": model,
-            "seconds": time.perf_counter() - started}
+    yield {"root": root, "path": destination, "gguf_model": model,
+           "seconds": time.perf_counter() - started}
+    shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.mark.slow
