@@ -19,14 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from robustness.errors import ModelError
 
 #: A prompt: plain text, or chat messages ``[{"role": "user", "content": "..."}, ...]``.
 Prompt = str | Sequence[Mapping[str, str]]
-
-R = TypeVar("R")
 
 #: ``on_batch(positions, results)``: called after each completed batch; ``positions`` index the
 #: call's input list and ``results[j]`` answers ``positions[j]``.
