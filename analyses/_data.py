@@ -156,3 +156,10 @@ def nullable_int(values: np.ndarray, present: np.ndarray) -> pd.arrays.IntegerAr
     """An Int64 array holding ``values`` where ``present`` and <NA> elsewhere."""
     filled = np.where(present, values, 0).astype(np.int64)
     return pd.arrays.IntegerArray(filled, ~np.asarray(present, dtype=bool))
+
+
+def k_columns(df: pd.DataFrame) -> tuple[str, ...]:
+    """Columns that give K: ``option_probs`` is read (slowly, row by row) only when needed."""
+    if "n_options" in df.columns and df["n_options"].notna().all():
+        return ("n_options",)
+    return tuple(c for c in ("n_options", "option_probs") if c in df.columns)

@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from analyses._counts import prompt_sets
-from analyses._data import REFERENCE, correct_column, load
+from analyses._data import REFERENCE, correct_column, k_columns, load
 from analyses.accuracy import accuracy_loaded, drop_from
 from analyses.agreement import flips, items_frame, summarize_agreement
 from analyses.bootstrap import bootstrap_items
@@ -201,7 +201,7 @@ def analyze(
     if not isinstance(df, pd.DataFrame):
         raise TableError(f"a long table must be a pandas DataFrame, not {type(df).__name__}.")
     text = DEFAULT_FORMULA if formula is None else formula
-    optional = ("gold", "correct", "option_probs", "scale", "n_options",
+    optional = ("gold", "correct", "scale", *k_columns(df),
                 *formula_columns(df.columns, text))
     t = load(df, optional=optional)
     out = Path(out_dir)

@@ -38,7 +38,8 @@ import numpy as np
 import pandas as pd
 
 from analyses._counts import PromptSets, count_pairs, prompt_sets
-from analyses._data import codes, correct_column, is_ordinal, load, n_options
+from analyses._data import codes, correct_column, is_ordinal, k_columns, load, n_options
+from robustness.table import TableError
 
 SCORES = ("correctness", "answer", "ordinal")
 
@@ -145,7 +146,9 @@ def pss_items(df: pd.DataFrame) -> pd.DataFrame:
     >>> round(float(s["correctness"]), 4), round(float(s["answer"]), 4)  # 2 of 3 pairs differ
     (0.6667, 0.6667)
     """
-    t = load(df, optional=("gold", "correct", "option_probs", "scale", "n_options"))
+    if not isinstance(df, pd.DataFrame):
+        raise TableError(f"a long table must be a pandas DataFrame, not {type(df).__name__}.")
+    t = load(df, optional=("gold", "correct", "scale", *k_columns(df)))
     return _item_scores(prompt_sets(t))[0]
 
 
