@@ -16,6 +16,9 @@ from robustness.items import Item
 from robustness.loaders import demo_items, load_items
 from robustness.perturb import perturb
 from robustness.prompts import Exemplar, Format, PromptSpec, default_spec
+from robustness.run import run, run_study
+from robustness.study import ModelConfig, StudyConfig, load_study, model
+from robustness.table import read_table, validate
 from robustness.variants import Variant
 
 __all__ = [
@@ -23,9 +26,11 @@ __all__ = [
     "Format",
     "Item",
     "ItemError",
+    "ModelConfig",
     "ModelError",
     "PromptSpec",
     "RobustnessError",
+    "StudyConfig",
     "StudyError",
     "TableError",
     "Variant",
@@ -33,5 +38,11 @@ __all__ = [
     "default_spec",
     "demo_items",
     "load_items",
+    "load_study",
+    "model",
     "perturb",
+    "read_table",
+    "run",
+    "run_study",
+    "validate",
 ]

@@ -10,7 +10,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import typer
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Prompt-robustness studies of language models.")
 
 
@@ -62,6 +62,35 @@ def perturb_command(
     run_perturb(items or [], out, families, n, seed, _parse_params(param or []))
 
 
+@app.command("run")
+def run_command(
+    study: str = typer.Argument(..., help="study file (TOML)"),
+    resume: bool = typer.Option(True, "--resume/--no-resume",
+                                help="reuse cached answers (default) or start from an empty cache"),
+    limit: int | None = typer.Option(None, help="only the first N items (a quick try)"),
+    noise_floor: int = typer.Option(0, "--noise-floor", metavar="K",
+                                    help="re-score K prompts alone and in batches: flips from "
+                                    "numerics alone"),
+    csv: bool = typer.Option(False, help="also write a CSV copy of the table"),
+) -> None:
+    """Run a study: every variant of every item through every model, into one long table."""
+    from robustness.commands.run import run_command as body
+
+    body(study, resume, limit, noise_floor, csv)
+
+
+@app.command("validate")
+def validate_command(table: str = typer.Argument(..., help="long table, Parquet or CSV")) -> None:
+    """Check any long table (ours or another tool's) against the schema."""
+    from robustness.table import COLUMNS, read_table
+
+    df = read_table(table, required=None)
+    extra = [c for c in df.columns if c not in COLUMNS]
+    typer.echo(f"{table}: valid long table, {len(df)} rows, {df['model'].nunique()} models, "
+               f"{df['item_id'].nunique()} items" + (f"; extra columns kept: {extra}" if extra
+                                                     else ""))
+
+
 @app.command("analyze")
 def analyze(
     table: str = typer.Argument(..., help="long table, Parquet or CSV"),
@@ -77,7 +106,21 @@ def analyze(
 
 
 def main() -> None:
-    app()
+    """Console entry point: bad input is one line on stderr and exit status 2.
+
+    Set ``ROBUSTNESS_DEBUG=1`` to see the traceback instead.
+    """
+    import sys
+
+    from robustness.errors import RobustnessError
+
+    try:
+        app()
+    except (RobustnessError, FileNotFoundError, ValueError) as exc:
+        if os.environ.get("ROBUSTNESS_DEBUG"):
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 if __name__ == "__main__":

@@ -1,0 +1,227 @@
+"""Run a study: items -> variants -> every model -> one long table on disk.
+
+``run`` asks models a list of variants and returns the table; ``run_study``
+does the whole study of a :class:`~robustness.study.StudyConfig` and writes the
+Parquet table with the toolkit version and the study configuration in its
+metadata.  Every model call goes through the SQLite cache, which stores each
+batch as it completes: a run killed at any point and started again gives the
+complete table with no row lost and none duplicated, and a repeated run makes
+no model call at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from perturbations.base import family_rng
+from robustness.answers import Progress, answer_rows, prompt_for, rows_to_table
+from robustness.errors import StudyError
+from robustness.items import Item
+from robustness.loaders import demo_items, load_items
+from robustness.perturb import perturb
+from robustness.prompts import Exemplar, PromptSpec, default_spec
+from robustness.study import ModelConfig, StudyConfig
+from robustness.table import write_csv, write_parquet
+from robustness.variants import Variant
+
+
+def exemplars_for(
+    items: Sequence[Item], shots: int, seed: int
+) -> dict[tuple[str, str], PromptSpec]:
+    """Base specs with ``shots`` solved exemplars for each objective item.
+
+    Exemplars are drawn, with a generator seeded from (seed, item), from the other
+    items of the same dataset with the same number of options (leave-one-out).
+    Subjective items have no gold answer to show and get no exemplars.
+    """
+    if shots <= 0:
+        return {}
+    pools: dict[tuple[str, int], list[Item]] = {}
+    for item in items:
+        if item.answer is not None:
+            pools.setdefault((item.dataset, item.n_options), []).append(item)
+    out: dict[tuple[str, str], PromptSpec] = {}
+    for item in items:
+        if item.answer is None:
+            continue
+        pool = [o for o in pools[(item.dataset, item.n_options)] if o.key != item.key]
+        if not pool:
+            continue
+        rng = family_rng(seed, item, "shots")
+        picks = rng.choice(len(pool), size=min(shots, len(pool)), replace=False)
+        exemplars = [Exemplar(pool[int(i)].question, pool[int(i)].options,
+                              int(pool[int(i)].answer)) for i in picks]  # type: ignore[arg-type]
+        out[item.key] = default_spec(item, exemplars)
+    return out
+
+
+def open_runner(model: ModelConfig) -> Any:
+    """The backend a model config names (imports torch and loads weights)."""
+    from robustness.runners import make_runner
+
+    return make_runner(
+        backend=model.backend, model=model.model, dtype=model.dtype, device=model.device,
+        batch_size=model.batch_size, chat=model.chat, **dict(model.options))
+
+
+def uses_chat(runner: Any) -> bool:
+    """Whether prompts should go to ``runner`` as chat messages (it has a template, not off)."""
+    return bool(getattr(runner, "has_chat_template", False)) and getattr(
+        runner, "chat", "auto") != "never"
+
+
+def run(
+    variants: Sequence[Variant],
+    models: Sequence[ModelConfig] = (ModelConfig(),),
+    *,
+    cache: str | Path | None = None,
+    study: str = "study",
+    seed: int = 0,
+    progress: Progress | None = None,
+    runners: Mapping[str, Any] | None = None,
+    noise_floor: int = 0,
+    info: dict[str, Any] | None = None,
+) -> pd.DataFrame:
+    """Ask every model every variant; return the long table (one row per model x variant).
+
+    Parameters
+    ----------
+    variants
+        From :func:`robustness.perturb`.
+    models
+        Model configs (:func:`robustness.model`).
+    cache
+        SQLite file: answers found there are reused and new ones stored as each batch
+        completes, so an interrupted run resumes where it stopped.
+    runners
+        Ready runners by model name (tests, or a model already in memory).
+    noise_floor
+        With ``K > 0``, re-score K sampled prompts of each choice-mode model alone and in
+        shuffled batches, bypassing the cache (see ``robustness.runners.noise``).
+    info
+        A dict that receives, per model name, the runner's identity (dtype, batch size,
+        device ...), the cache's hit/miss counts and the noise floor.
+
+    Examples
+    --------
+    >>> import robustness as rb                                  # doctest: +SKIP
+    >>> vs = rb.perturb(rb.demo_items()[:3], families="option_order", n=2)
+    >>> table = rb.run(vs, [rb.model("embedded", mode="choice")], cache="runs.sqlite")
+    """
+    from robustness.cache import Cache
+    from robustness.runners.cached import CachedRunner
+
+    store = Cache(cache) if cache is not None else None
+    rows: list[dict[str, Any]] = []
+    try:
+        for model in models:
+            runner = (runners or {}).get(model.name) or open_runner(model)
+            chat = uses_chat(runner)
+            asked = CachedRunner(runner, store) if store is not None else runner
+            rows.extend(answer_rows(asked, variants, model, study=study, seed=seed, chat=chat,
+                                    progress=progress))
+            if info is not None:
+                entry = info.setdefault(model.name, {})
+                entry["runner"] = runner.identity() if hasattr(runner, "identity") else {}
+                entry["chat"] = chat
+                if hasattr(asked, "stats"):
+                    entry["cache"] = asdict(asked.stats)
+                if noise_floor and model.mode == "choice":
+                    entry["noise_floor"] = measure_noise_floor(runner, variants, noise_floor,
+                                                               seed, chat)
+    finally:
+        if store is not None:
+            store.close()
+    return rows_to_table(rows)
+
+
+def measure_noise_floor(runner: Any, variants: Sequence[Variant], k: int, seed: int,
+                        chat: bool) -> dict[str, Any]:
+    """Answer flips from batching and numerics alone (``robustness.runners.noise``)."""
+    from robustness.runners.noise import noise_floor
+
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 0x4E4F4953]))
+    result = noise_floor(runner, [prompt_for(v, chat) for v in variants],
+                         [list(v.spec.labels) for v in variants], k=k, rng=rng)
+    return result.to_dict()
+
+
+def study_items(config: StudyConfig, limit: int | None = None) -> list[Item]:
+    """The study's items (the bundled demo items when it names none), the first ``limit``."""
+    items = load_items(*(config.path(p) for p in config.items)) if config.items else demo_items()
+    return items[:limit] if limit else items
+
+
+def study_variants(config: StudyConfig, items: Sequence[Item]) -> list[Variant]:
+    """Every variant of the study's items, few-shot exemplars included."""
+    return perturb(items, families=config.families, n=config.n_variants, seed=config.seed,
+                   options=config.perturbations,
+                   base=exemplars_for(items, config.shots, config.seed))
+
+
+def resolve_model_paths(config: StudyConfig) -> StudyConfig:
+    """Model paths relative to the study file become absolute; a missing path stops the run.
+
+    Names that are not paths (``embedded``, a model id in the local Hugging Face cache)
+    are left as they are.
+    """
+    models = []
+    for m in config.models:
+        if m.backend == "hf" and m.model != "embedded":
+            local = config.path(m.model)
+            path_like = m.model.startswith((".", "/", "~")) or m.model.count("/") > 1
+            if local.exists():
+                m = replace(m, model=str(local))
+            elif path_like:
+                raise StudyError(f"model {m.name!r}: model path {m.model!r} does not exist "
+                                 f"(relative paths are read from {config.base_dir}).")
+        models.append(m)
+    return replace(config, models=tuple(models))
+
+
+def run_study(
+    config: StudyConfig,
+    *,
+    limit: int | None = None,
+    resume: bool = True,
+    noise_floor: int = 0,
+    progress: Progress | None = None,
+    runners: Mapping[str, Any] | None = None,
+    csv: bool = False,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Run a whole study and write its table; return the table and its metadata.
+
+    ``resume=False`` starts from an empty cache (the old cache file is removed).
+    """
+    import robustness
+
+    config = resolve_model_paths(config)
+    items = study_items(config, limit)
+    variants = study_variants(config, items)
+    if not resume:
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(config.cache_path) + suffix).unlink(missing_ok=True)
+    config.cache_path.parent.mkdir(parents=True, exist_ok=True)
+    info: dict[str, Any] = {}
+    table = run(variants, config.models, cache=config.cache_path, study=config.name,
+                seed=config.seed, progress=progress, runners=runners,
+                noise_floor=noise_floor, info=info)
+    meta: dict[str, Any] = {
+        "toolkit": "robustness",
+        "version": robustness.__version__,
+        "study": config.to_dict(),
+        "n_items": len(items),
+        "n_variants": len(variants),
+        "limit": limit,
+        "models": info,
+    }
+    write_parquet(table, config.table_path, meta)
+    if csv:
+        write_csv(table, config.table_path.with_suffix(".csv"))
+    return table, meta

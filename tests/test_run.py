@@ -1,0 +1,182 @@
+"""Whole studies: the three modes on a tiny model on disk, resume after SIGKILL, the real model."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest_runners import tiny_tokenizer
+from typer.testing import CliRunner
+
+import robustness as rb
+from robustness.cli import app
+from robustness.table import read_metadata, read_table
+
+FAMILIES = ["option_order", "label_substitution", "formatting", "framing", "logical_equivalence"]
+
+
+@pytest.fixture(scope="module")
+def tiny_folder(tmp_path_factory) -> Path:
+    """A randomly initialised 2-layer Llama and a byte-level tokenizer, saved like any model."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    folder = tmp_path_factory.mktemp("tiny-model")
+    tokenizer = tiny_tokenizer()
+    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64,
+                         num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1,
+                         max_position_embeddings=4096, initializer_range=0.3,
+                         tie_word_embeddings=False, eos_token_id=2)
+    torch.manual_seed(0)
+    LlamaForCausalLM(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def study_file(tmp_path: Path, folder: Path, *, models: list[dict], items: int = 3,
+               families=FAMILIES, n: int = 2) -> Path:
+    lines = [
+        "[study]", 'name = "t"', "seed = 1", f"families = {list(families)!r}".replace("'", '"'),
+        f"n_variants = {n}", "", "[output]", 'table = "out/t.parquet"', "",
+    ]
+    for m in models:
+        lines.append("[[models]]")
+        lines.append(f'model = "{folder}"')
+        lines += [f"{k} = {v!r}".replace("'", '"') for k, v in m.items()]
+    path = tmp_path / "study.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_three_modes_make_one_valid_table_with_metadata(tmp_path, tiny_folder):
+    models = [{"name": "c", "mode": "choice", "batch_size": 4},
+              {"name": "z", "mode": "cloze", "batch_size": 4},
+              {"name": "g", "mode": "generate", "batch_size": 4, "max_new_tokens": 3}]
+    config = rb.load_study(study_file(tmp_path, tiny_folder, models=models))
+    table, meta = rb.run_study(config, limit=3, noise_floor=4)
+    n_variants = meta["n_variants"]
+    assert len(table) == 3 * n_variants
+    disk = read_table(config.table_path)
+    assert len(disk) == len(table) and set(disk["mode"]) == {"choice", "cloze", "generate"}
+    on_disk = read_metadata(config.table_path)
+    assert on_disk["study"]["name"] == "t" and on_disk["version"] == rb.__version__
+    assert on_disk["models"]["c"]["runner"]["dtype"] == "float32"
+    assert on_disk["models"]["c"]["runner"]["batch_size"] == 4
+    assert on_disk["models"]["c"]["noise_floor"]["k"] == 4
+    choice = disk[disk["mode"] == "choice"]
+    assert choice["valid"].all() and choice["confidence"].between(0, 1).all()
+    assert choice["option_probs"].map(lambda p: abs(sum(p) - 1) < 1e-6).all()
+    gen = disk[disk["mode"] == "generate"]
+    assert (~gen["valid"]).sum() > 0  # random weights rarely name a label: rows kept, not dropped
+    assert gen.loc[~gen["valid"], "invalid_reason"].isin(
+        ["empty", "refusal", "ambiguous", "no_label"]).all()
+
+
+def test_a_repeated_run_makes_no_model_call(tmp_path, tiny_folder):
+    config = rb.load_study(study_file(tmp_path, tiny_folder, models=[{"name": "c"}]))
+    first, meta1 = rb.run_study(config, limit=2)
+    second, meta2 = rb.run_study(config, limit=2)
+    assert meta1["models"]["c"]["cache"]["model_calls"] > 0
+    assert meta2["models"]["c"]["cache"]["model_calls"] == 0
+    assert meta2["models"]["c"]["cache"]["hits"] == len(second)
+    cols = ["item_id", "variant_id", "answer", "option_probs"]
+    pd.testing.assert_frame_equal(first[cols], second[cols])
+    fresh, meta3 = rb.run_study(config, limit=2, resume=False)
+    assert meta3["models"]["c"]["cache"]["hits"] == 0
+
+
+def cache_rows(path: Path) -> int:
+    if not path.exists():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1) as conn:
+            return conn.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path, tiny_folder):
+    exe = str(Path(sys.executable).with_name("robustness"))
+    models = [{"name": "c", "batch_size": 1}]
+    killed_dir, clean_dir = tmp_path / "killed", tmp_path / "clean"
+    killed_dir.mkdir()
+    clean_dir.mkdir()
+    killed = study_file(killed_dir, tiny_folder, models=models, n=3)
+    clean = study_file(clean_dir, tiny_folder, models=models, n=3)
+    cache = killed_dir / "out" / "t.cache.sqlite"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen([exe, "run", str(killed), "--limit", "6"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while cache_rows(cache) < 10 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    assert proc.poll() is None, "the run finished before it could be killed"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    stored = cache_rows(cache)
+    assert stored >= 10
+    assert not (killed_dir / "out" / "t.parquet").exists()
+    # resume, and an uninterrupted run for comparison
+    for study in (killed, clean):
+        subprocess.run([exe, "run", str(study), "--limit", "6"], env=env, check=True,
+                       capture_output=True)
+    a = read_table(killed_dir / "out" / "t.parquet")
+    b = read_table(clean_dir / "out" / "t.parquet")
+    assert len(a) == len(b) and not a.duplicated(["item_id", "variant_id"]).any()
+    cols = ["item_id", "category", "variant_id", "answer", "prompt_sha"]
+    pd.testing.assert_frame_equal(a[cols], b[cols])
+    meta = read_metadata(killed_dir / "out" / "t.parquet")
+    assert meta["models"]["c"]["cache"]["hits"] >= stored  # the killed run's work was reused
+
+
+def test_cli_errors_are_one_line(tmp_path):
+    bad = tmp_path / "s.toml"
+    bad.write_text("[study]\nn_variant = 2\n")
+    exe = str(Path(sys.executable).with_name("robustness"))
+    done = subprocess.run([exe, "run", str(bad)], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0 and "did you mean 'n_variants'" in done.stderr
+    missing = tmp_path / "m.toml"
+    missing.write_text('[[models]]\nmodel = "/nowhere/model"\n')
+    done = subprocess.run([exe, "run", str(missing)], capture_output=True, text=True)
+    assert done.returncode == 2 and "does not exist" in done.stderr
+
+
+def test_validate_command(tmp_path, tiny_folder):
+    config = rb.load_study(study_file(tmp_path, tiny_folder, models=[{"name": "c"}]))
+    rb.run_study(config, limit=1, csv=True)
+    result = CliRunner().invoke(app, ["validate", str(config.table_path.with_suffix(".csv"))])
+    assert result.exit_code == 0 and "valid long table" in result.output
+    broken = read_table(config.table_path)
+    broken.loc[0, "dataset_type"] = "factual"
+    broken.to_csv(tmp_path / "broken.csv", index=False)
+    result = CliRunner().invoke(app, ["validate", str(tmp_path / "broken.csv")])
+    assert result.exit_code != 0
+    assert "column 'dataset_type', row 0" in str(result.exception)
+
+
+@pytest.mark.slow
+def test_real_embedded_model_end_to_end(tmp_path):
+    study = tmp_path / "real.toml"
+    study.write_text(
+        '[study]\nname = "real"\nfamilies = ["option_order", "label_substitution"]\n'
+        'n_variants = 2\n[[models]]\nname = "smol"\nmode = "choice"\n'
+        '[[models]]\nname = "smol-gen"\nmode = "generate"\nmax_new_tokens = 8\n'
+        '[output]\ntable = "real.parquet"\n')
+    result = CliRunner().invoke(app, ["run", str(study), "--limit", "3"])
+    assert result.exit_code == 0, result.output
+    table = read_table(tmp_path / "real.parquet")
+    assert set(table["model"]) == {"smol", "smol-gen"}
+    choice = table[table["model"] == "smol"]
+    assert choice["valid"].all() and choice["confidence"].between(0, 1).all()
+    assert (choice["answer"] == choice["gold"]).any()  # the model knows something
+    meta = read_metadata(tmp_path / "real.parquet")
+    assert meta["models"]["smol"]["runner"]["model_id"].startswith("embedded:")
+    assert meta["models"]["smol"]["chat"] is True
