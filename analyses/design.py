@@ -18,22 +18,11 @@ columns before it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from analyses.formula import Formula
-
-
-@dataclass(frozen=True)
-class Design:
-    """Columns of a design, their term, and which ones are kept (not aliased)."""
-
-    columns: tuple[str, ...]
-    term_of: tuple[int, ...]  # -1 for the intercept, else index into ``terms``
-    terms: tuple[str, ...]
-    keep: np.ndarray  # bool per column
 
 
 def _coding_matrix(levels: Sequence[object], kind: str) -> tuple[np.ndarray, list[str]]:

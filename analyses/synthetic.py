@@ -206,6 +206,7 @@ def synthetic_table(
         Value of the ``study`` column.
     seed
         Seed or :class:`numpy.random.Generator`; every random choice comes from it.
+        An integer seed is also written to the ``seed`` column (0 for a Generator).
 
     Returns
     -------
@@ -375,7 +376,8 @@ def synthetic_table(
         out["option_probs"] = np.full(n_rows, None, dtype=object)
         out["confidence"] = np.full(n_rows, np.nan)
     out["latency_ms"] = np.round(rng.gamma(4.0, 30.0, n_rows), 3)
-    out["seed"] = pd.array(np.zeros(n_rows, dtype=np.int64), dtype="Int64")
+    study_seed = int(seed) if isinstance(seed, (int, np.integer)) else 0
+    out["seed"] = pd.array(np.full(n_rows, study_seed, dtype=np.int64), dtype="Int64")
     out["scale"] = np.array(item_scale, dtype=object)[r_i]
     out["n_options"] = pd.array(r_k, dtype="Int64")
     return pd.DataFrame(out)
