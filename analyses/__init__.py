@@ -24,6 +24,7 @@ from analyses.bootstrap import bootstrap_agreement, bootstrap_items
 from analyses.gee import DEFAULT_FORMULA, GEEResult, gee
 from analyses.marginal import marginal_means, type_contrasts
 from analyses.paired import cochran_q, mcnemar
+from analyses.pipeline import AnalysisResult, analyze, analyze_path
 from analyses.posix import PosixResult, posix, posix_from_runner, posix_table
 from analyses.pss import pss, pss_items, summarize_pss
 from analyses.separation import find_separation
@@ -33,6 +34,7 @@ from analyses.wald import wald_type2, wald_type3
 
 __all__ = [
     "DEFAULT_FORMULA",
+    "AnalysisResult",
     "GEEResult",
     "PosixResult",
     "ThompsonResult",
@@ -40,6 +42,8 @@ __all__ = [
     "accuracy_drop",
     "agreement_rows",
     "agreement_table",
+    "analyze",
+    "analyze_path",
     "bootstrap_agreement",
     "bootstrap_items",
     "cochran_q",
