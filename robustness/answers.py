@@ -59,6 +59,7 @@ def _base_row(variant: Variant, study: str, model: ModelConfig, seed: int) -> di
         "seed": seed,
         "scale": item.scale,
         "n_options": item.n_options,
+        "prompt": variant.spec.render(),
     }
 
 

@@ -58,6 +58,7 @@ COLUMNS: dict[str, Column] = {
     # Extras that the analyses use when present.
     "scale": Column("str", True, "'nominal' or 'ordinal'"),
     "n_options": Column("int", True, "number of options of the item (K)"),
+    "prompt": Column("str", True, "the rendered prompt text, for reading fragile items"),
 }
 
 #: The columns every table must have for the analyses to run.
@@ -71,6 +72,9 @@ ANALYSIS_COLUMNS: tuple[str, ...] = (
     "answer",
     "valid",
 )
+
+#: Columns our runs write that tables made elsewhere need not have.
+OPTIONAL_EXTRAS: tuple[str, ...] = ("scale", "n_options", "prompt")
 
 #: The columns that identify a row; no two rows may share them.
 KEY_COLUMNS: tuple[str, ...] = ("study", "model", "dataset", "item_id", "category", "variant_id")
@@ -235,7 +239,7 @@ def validate(
     if not isinstance(df, pd.DataFrame):
         raise TableError(f"a long table must be a pandas DataFrame, not {type(df).__name__}.")
     need = list(required) if required is not None else [
-        c for c in COLUMNS if c not in ("scale", "n_options")
+        c for c in COLUMNS if c not in OPTIONAL_EXTRAS
     ]
     missing = [c for c in need if c not in df.columns]
     if missing:
