@@ -32,7 +32,7 @@ import pandas as pd
 class LoglikelihoodRunner(Protocol):
     """What :func:`posix_from_runner` needs from a runner."""
 
-    def loglikelihood(self, pairs: Sequence[tuple[str, str]]) -> list[Any]: ...
+    def loglikelihood(self, pairs: Sequence[tuple[Any, str]]) -> list[Any]: ...
 
 
 def posix(loglik: np.ndarray | Sequence[Sequence[float]], lengths: Sequence[float]) -> float:
@@ -81,7 +81,7 @@ class PosixResult:
     psi: float
     loglik: np.ndarray
     lengths: np.ndarray
-    prompts: list[str]
+    prompts: list[Any]
     responses: list[str]
     original_index: int | None
 
@@ -92,10 +92,10 @@ def _text(out: Any) -> str:
 
 def posix_from_runner(
     runner: LoglikelihoodRunner,
-    prompts: Sequence[str],
+    prompts: Sequence[Any],
     responses: Sequence[str] | None = None,
     *,
-    original: str | None = None,
+    original: Any = None,
     max_new_tokens: int = 64,
 ) -> PosixResult:
     """Collect the N x N log-likelihood matrix through ``runner.loglikelihood`` and compute psi.
@@ -107,7 +107,8 @@ def posix_from_runner(
         ``responses`` is None it must also have ``generate(prompts,
         max_new_tokens)`` returning strings or objects with ``.text``.
     prompts
-        The prompt variants of one item.
+        The prompt variants of one item, as the runner takes them (text, or chat
+        messages).
     responses
         y_j for each prompt, or None to generate them (greedy, through the runner).
     original
@@ -134,13 +135,13 @@ def posix_from_runner(
     >>> posix_from_runner(Toy(), ["Q1", "Q2"], ["aa1", "b2"]).psi
     1.0
     """
-    plist = [str(p) for p in prompts]
+    plist = list(prompts)  # text or chat messages: passed to the runner as they are
     original_index = None
     if original is not None:
         if original in plist:
             original_index = plist.index(original)
         else:
-            plist = [str(original), *plist]
+            plist = [original, *plist]
             original_index = 0
     n = len(plist)
     if n < 2:
@@ -165,6 +166,9 @@ def posix_from_runner(
         raise TypeError("runner.loglikelihood must return objects with .logprob and .n_tokens "
                         f"({exc}).") from None
     lengths = np.diag(toks).copy()
+    if np.any(lengths <= 0):
+        j = int(np.flatnonzero(lengths <= 0)[0])
+        raise ValueError(f"response {j} ({rlist[j]!r}) has no tokens; POSIX divides by its length.")
     return PosixResult(posix(ll, lengths), ll, lengths, plist, rlist, original_index)
 
 

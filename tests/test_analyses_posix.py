@@ -93,6 +93,21 @@ def test_runner_helper_generates_and_adds_the_original():
     assert res.psi == pytest.approx(HAND)
 
 
+def test_runner_helper_passes_chat_prompts_through_and_rejects_empty_responses():
+    seen = []
+
+    class Chat:
+        def loglikelihood(self, pairs):
+            seen.extend(p for p, _ in pairs)
+            return [SimpleNamespace(logprob=-1.0, n_tokens=len(r)) for _, r in pairs]
+
+    chats = [[{"role": "user", "content": "2+2?"}], [{"role": "user", "content": "two plus two?"}]]
+    assert posix_from_runner(Chat(), chats, ["4", "four"]).psi == 0.0
+    assert seen[0] is chats[0]
+    with pytest.raises(ValueError, match="has no tokens"):
+        posix_from_runner(Chat(), chats, ["4", ""])
+
+
 def test_runner_helper_rejects_bad_runners():
     class Short:
         def loglikelihood(self, pairs):
