@@ -114,13 +114,10 @@ def _coerce_bool(series: pd.Series, column: str, df: pd.DataFrame) -> pd.Series:
     values = series.astype(object)
     out = pd.array([pd.NA] * len(values), dtype="boolean")
     missing = values.isna().to_numpy()
-    text = values.map(lambda v: str(v).strip().lower() if v is not None else v)
-    is_true = text.isin(_TRUE).to_numpy()
-    is_false = text.isin(_FALSE).to_numpy()
-    # numeric 1.0 / 0.0 from CSV
-    numeric = pd.to_numeric(values, errors="coerce")
-    is_true |= (numeric == 1).to_numpy()
-    is_false |= (numeric == 0).to_numpy()
+    text = values.astype(str).str.strip().str.lower()
+    numeric = pd.to_numeric(values, errors="coerce")  # 1.0 / 0.0 from CSV
+    is_true = np.array(text.isin(_TRUE) | (numeric == 1), dtype=bool) & ~missing
+    is_false = np.array(text.isin(_FALSE) | (numeric == 0), dtype=bool) & ~missing
     _fail(df, column, ~(missing | is_true | is_false), "is not a boolean")
     out[is_true] = True
     out[is_false] = False
@@ -184,8 +181,12 @@ def _coerce_json(series: pd.Series, column: str, df: pd.DataFrame) -> pd.Series:
 
 
 def _coerce_str(series: pd.Series, column: str, df: pd.DataFrame) -> pd.Series:
-    out = series.astype(object).where(series.notna(), None)
-    return out.map(lambda v: v if v is None or isinstance(v, str) else str(v))
+    values = series.astype(object)
+    present = series.notna().to_numpy()
+    if pd.api.types.infer_dtype(values[present], skipna=True) in ("string", "empty"):
+        return values.where(present, None)
+    return values.where(present, None).map(lambda v: v if v is None or isinstance(v, str)
+                                            else str(v))
 
 
 _COERCE = {
@@ -254,7 +255,7 @@ def validate(
             _fail(t, name, t[name].isna().to_numpy(), "is missing where a value is required")
     for name in ("item_id", "category", "variant_id", "model", "dataset"):
         if name in t.columns:
-            empty = t[name].map(lambda v: isinstance(v, str) and not v.strip())
+            empty = t[name].astype("string").str.strip().eq("").fillna(False)
             _fail(t, name, empty.to_numpy(dtype=bool), "is an empty string")
 
     _check_values(t, "dataset_type", DATASET_TYPES)

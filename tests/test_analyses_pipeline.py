@@ -67,9 +67,6 @@ def test_path_reads_parquet_and_csv(table, tmp_path):
         analyze_path(tmp_path / "missing.parquet", tmp_path / "c")
 
 
-@pytest.mark.xfail(reason="robustness.table._coerce_bool writes into a read-only array when a "
-                   "CSV boolean column has missing values (pandas 3); owned by table.py",
-                   raises=ValueError)
 def test_csv_with_missing_booleans(table, tmp_path):
     csv = write_csv(table, tmp_path / "t.csv")  # 'correct' is empty on subjective rows
     assert analyze_path(csv, tmp_path / "o").n_rows == len(table)
