@@ -97,12 +97,28 @@ def analyze(
     out: str = typer.Option(..., "--out", "-o", help="output folder"),
     formula: str | None = typer.Option(None, help="GEE formula (default: the full model)"),
     cluster: str = typer.Option("item", help="GEE clusters: item or model_item"),
+    report: bool = typer.Option(True, "--report/--no-report", help="write report.html/.md"),
 ) -> None:
-    """Statistics for any long table: agreement, PSS, GEE with Wald tests; CSVs under OUT/tables."""
+    """Statistics for any long table: agreement, PSS, GEE with Wald tests, figures, report."""
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    from analyses.pipeline import analyze_path
+    from robustness.commands.analyze import analyze_table
 
-    analyze_path(table, out, formula=formula, cluster=cluster)
+    analyze_table(table, out, formula=formula, cluster=cluster, report=report)
+
+
+@app.command("demo")
+def demo(
+    out: str = typer.Option("demo-out", "--out", "-o", help="output folder"),
+    mode: str = typer.Option("choice", help="choice, cloze or generate"),
+    n_items: int = typer.Option(48, help="bundled items to use, stratified (0: all)"),
+    n_variants: int = typer.Option(2, help="variants per family and item"),
+    seed: int = typer.Option(0, help="study seed"),
+) -> None:
+    """A complete study on the bundled items with the embedded model: table, analyses, report."""
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    from robustness.commands.demo import run_demo
+
+    run_demo(out, mode, n_items, n_variants, seed)
 
 
 def main() -> None:

@@ -194,15 +194,17 @@ def run_study(
     progress: Progress | None = None,
     runners: Mapping[str, Any] | None = None,
     csv: bool = False,
+    items: Sequence[Item] | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Run a whole study and write its table; return the table and its metadata.
 
-    ``resume=False`` starts from an empty cache (the old cache file is removed).
+    ``resume=False`` starts from an empty cache (the old cache file is removed);
+    ``items`` replaces the study's item files (the demo passes a subset).
     """
     import robustness
 
     config = resolve_model_paths(config)
-    items = study_items(config, limit)
+    items = list(items) if items is not None else study_items(config, limit)
     variants = study_variants(config, items)
     if not resume:
         for suffix in ("", "-wal", "-shm"):

@@ -1,0 +1,30 @@
+"""``robustness analyze``: any long table in; tables, figures and the report out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from robustness.table import read_metadata, read_table
+
+
+def analyze_table(table_path: str | Path, out: str | Path, *, formula: str | None = None,
+                  cluster: str = "item", report: bool = True,
+                  console: Console | None = None) -> tuple[Any, dict[str, Path]]:
+    """Run every analysis on a Parquet/CSV table and write the report; return both."""
+    from analyses.pipeline import analyze
+    from robustness.report import write_report
+
+    console = console or Console()
+    path = Path(table_path)
+    table = read_table(path)
+    meta = read_metadata(path) if path.suffix.lower() in (".parquet", ".pq") else {}
+    result = analyze(table, out, formula=formula, cluster=cluster, console=console)
+    paths: dict[str, Path] = {}
+    if report:
+        paths = write_report(table, result, out, meta)
+        console.print(f"report: {escape(str(paths['html']))} and {escape(str(paths['md']))}")
+    return result, paths
