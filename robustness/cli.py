@@ -110,7 +110,7 @@ def analyze(
 def demo(
     out: str = typer.Option("demo-out", "--out", "-o", help="output folder"),
     mode: str = typer.Option("choice", help="choice, cloze or generate"),
-    n_items: int = typer.Option(48, help="bundled items to use, stratified (0: all)"),
+    per_dataset: int = typer.Option(12, help="items of each bundled dataset (0: all)"),
     n_variants: int = typer.Option(2, help="variants per family and item"),
     seed: int = typer.Option(0, help="study seed"),
 ) -> None:
@@ -118,7 +118,7 @@ def demo(
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from robustness.commands.demo import run_demo
 
-    run_demo(out, mode, n_items, n_variants, seed)
+    run_demo(out, mode, per_dataset, n_variants, seed)
 
 
 def main() -> None:

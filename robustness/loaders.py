@@ -76,6 +76,24 @@ def load_items(
     return items
 
 
+def per_dataset(items: Sequence[Item], n: int) -> list[Item]:
+    """At most ``n`` items of every dataset, evenly spaced through it, in the original order.
+
+    Deterministic (no randomness): the same files give the same subset.  ``n <= 0``
+    keeps everything.
+    """
+    if n <= 0:
+        return list(items)
+    groups: dict[str, list[Item]] = {}
+    for item in items:
+        groups.setdefault(item.dataset, []).append(item)
+    keep: set[tuple[str, str]] = set()
+    for group in groups.values():
+        step = max(1.0, len(group) / n)
+        keep.update(group[int(i * step)].key for i in range(min(n, len(group))))
+    return [item for item in items if item.key in keep]
+
+
 def demo_items() -> list[Item]:
     """The bundled demo items (objective multiple choice and subjective survey items)."""
     folder = resources.files("robustness") / "data"

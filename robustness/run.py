@@ -23,7 +23,7 @@ from perturbations.base import family_rng
 from robustness.answers import Progress, answer_rows, prompt_for, rows_to_table
 from robustness.errors import StudyError
 from robustness.items import Item
-from robustness.loaders import demo_items, load_items
+from robustness.loaders import demo_items, load_items, per_dataset
 from robustness.perturb import perturb
 from robustness.prompts import Exemplar, PromptSpec, default_spec
 from robustness.study import ModelConfig, StudyConfig
@@ -153,8 +153,12 @@ def measure_noise_floor(runner: Any, variants: Sequence[Variant], k: int, seed: 
 
 
 def study_items(config: StudyConfig, limit: int | None = None) -> list[Item]:
-    """The study's items (the bundled demo items when it names none), the first ``limit``."""
+    """The study's items (the bundled demo items when it names none).
+
+    ``items_per_dataset`` keeps that many of each dataset; ``limit`` then the first N.
+    """
     items = load_items(*(config.path(p) for p in config.items)) if config.items else demo_items()
+    items = per_dataset(items, config.items_per_dataset)
     return items[:limit] if limit else items
 
 

@@ -6,6 +6,7 @@ A study file is TOML::
     name = "types"
     seed = 0
     items = ["items/mmlu.jsonl", "items/pct.jsonl"]   # or the bundled demo items when omitted
+    items_per_dataset = 0     # > 0: at most this many items of each dataset, evenly spaced
     families = "all"          # or a list
     n_variants = 5
     shots = 0                 # few-shot exemplars from the same dataset (objective items)
@@ -94,6 +95,7 @@ class StudyConfig:
     name: str = "study"
     seed: int = 0
     items: tuple[str, ...] = ()
+    items_per_dataset: int = 0
     families: tuple[str, ...] = ()
     n_variants: int = 5
     shots: int = 0
@@ -123,6 +125,7 @@ class StudyConfig:
             "name": self.name,
             "seed": self.seed,
             "items": list(self.items),
+            "items_per_dataset": self.items_per_dataset,
             "families": list(self.families),
             "n_variants": self.n_variants,
             "shots": self.shots,
@@ -133,7 +136,7 @@ class StudyConfig:
 
 
 _SECTIONS = {
-    "study": ("name", "seed", "items", "families", "n_variants", "shots"),
+    "study": ("name", "seed", "items", "items_per_dataset", "families", "n_variants", "shots"),
     "output": ("table", "cache"),
 }
 _MODEL_KEYS = tuple(f for f in ModelConfig.__dataclass_fields__ if f != "options")
@@ -192,9 +195,10 @@ def study_from_dict(
     if len(set(names)) != len(names):
         raise StudyError(f"{source}: two [[models]] share the name "
                          f"{next(n for n in names if names.count(n) > 1)!r}; names must differ.")
-    n_variants, shots, seed = (study.get(k, d) for k, d in
-                               (("n_variants", 5), ("shots", 0), ("seed", 0)))
-    for key, value in (("n_variants", n_variants), ("shots", shots), ("seed", seed)):
+    n_variants, shots, seed, per = (study.get(k, d) for k, d in (
+        ("n_variants", 5), ("shots", 0), ("seed", 0), ("items_per_dataset", 0)))
+    for key, value in (("n_variants", n_variants), ("shots", shots), ("seed", seed),
+                       ("items_per_dataset", per)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise StudyError(f"{source}: [study] {key} must be a whole number >= 0, got "
                              f"{value!r}.")
@@ -202,6 +206,7 @@ def study_from_dict(
         name=str(study.get("name", Path(source).stem)),
         seed=seed,
         items=tuple(str(p) for p in items),
+        items_per_dataset=per,
         families=families,
         n_variants=n_variants,
         shots=shots,

@@ -176,3 +176,18 @@ def test_unknown_file_type(tmp_path):
     path.write_bytes(b"")
     with pytest.raises(ItemError, match=r"unknown item file type '\.xlsx'"):
         rb.load_items(path)
+
+
+def test_per_dataset_keeps_an_evenly_spaced_subset_in_order(demo):
+    from robustness.loaders import per_dataset
+
+    sub = per_dataset(demo, 5)
+    by_ds: dict[str, list] = {}
+    for item in sub:
+        by_ds.setdefault(item.dataset, []).append(item)
+    assert all(len(v) == 5 for v in by_ds.values()) and len(by_ds) == 4
+    positions = [demo.index(i) for i in sub]
+    assert positions == sorted(positions)
+    first = [i for i in demo if i.dataset == sub[0].dataset]
+    assert by_ds[sub[0].dataset][0] is first[0] and by_ds[sub[0].dataset][1] is not first[1]
+    assert per_dataset(demo, 0) == demo and per_dataset(demo, 1000) == demo

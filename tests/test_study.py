@@ -15,6 +15,7 @@ items = ["items/a.jsonl"]
 families = ["option_order", "framing"]
 n_variants = 2
 shots = 1
+items_per_dataset = 7
 
 [perturbations.framing]
 
@@ -44,6 +45,7 @@ def write(tmp_path, text):
 def test_full_study_file(tmp_path):
     cfg = load_study(write(tmp_path, FULL))
     assert cfg.name == "types" and cfg.seed == 3 and cfg.shots == 1
+    assert cfg.items_per_dataset == 7
     assert cfg.families == ("option_order", "framing") and cfg.n_variants == 2
     assert [m.name for m in cfg.models] == ["tiny", "smol"]
     assert cfg.models[0].mode == "cloze" and cfg.models[0].batch_size == 4

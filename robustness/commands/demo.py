@@ -1,15 +1,15 @@
 """``robustness demo``: a complete study on the bundled items with the embedded model, offline.
 
-The default is sized to finish well inside 10 minutes on a 2-core CPU: a
-stratified subset of the bundled items (the same share of every dataset), two
-variants of each of the eight families, and the embedded SmolLM2-135M-Instruct
-in ``choice`` mode.  ``--n-items 0`` uses every bundled item.
+The default is sized to finish well inside 10 minutes on a 2-core CPU: 12
+items of each of the four bundled datasets (48 items, half objective and half
+subjective), two variants of each of the eight families, and the embedded
+SmolLM2-135M-Instruct in ``choice`` mode.  ``--per-dataset 0`` uses every
+bundled item.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
@@ -17,24 +17,8 @@ from rich.markup import escape
 
 from perturbations.base import FAMILY_ORDER
 from robustness.commands.run import progress_bars, summarise
-from robustness.items import Item
-from robustness.loaders import demo_items
+from robustness.loaders import demo_items, per_dataset
 from robustness.study import ModelConfig, StudyConfig
-
-
-def stratified(items: Sequence[Item], n: int) -> list[Item]:
-    """About ``n`` items with every dataset in proportion, evenly spaced within each dataset."""
-    if n <= 0 or n >= len(items):
-        return list(items)
-    by_ds: dict[str, list[Item]] = {}
-    for item in items:
-        by_ds.setdefault(item.dataset, []).append(item)
-    chosen: list[Item] = []
-    for group in by_ds.values():
-        k = max(2, round(n * len(group) / len(items)))
-        step = len(group) / k
-        chosen += [group[int(i * step)] for i in range(min(k, len(group)))]
-    return chosen
 
 
 def demo_config(out: Path, mode: str, n_variants: int, seed: int) -> StudyConfig:
@@ -45,7 +29,7 @@ def demo_config(out: Path, mode: str, n_variants: int, seed: int) -> StudyConfig
         table=str(out / "demo.parquet"), cache=str(out / "demo.cache.sqlite"))
 
 
-def run_demo(out: str, mode: str, n_items: int, n_variants: int, seed: int) -> None:
+def run_demo(out: str, mode: str, n_per_dataset: int, n_variants: int, seed: int) -> None:
     from analyses.pipeline import analyze
     from robustness.report import headline, write_report
     from robustness.run import run_study
@@ -54,7 +38,7 @@ def run_demo(out: str, mode: str, n_items: int, n_variants: int, seed: int) -> N
     start = time.perf_counter()
     folder = Path(out).resolve()
     config = demo_config(folder, mode, n_variants, seed)
-    items = stratified(demo_items(), n_items)
+    items = per_dataset(demo_items(), n_per_dataset)
     console.print(f"[bold]robustness demo[/]: {len(items)} bundled items x 8 families x "
                   f"{n_variants} variants, SmolLM2-135M-Instruct ({mode} mode) on the CPU")
     bars, update = progress_bars(console)
