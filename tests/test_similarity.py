@@ -124,7 +124,11 @@ def test_keep_similar_keeps_first_passing_in_order_and_records_similarity():
     assert [p["q"] for _, p in out] == ["one", "three"]
     assert [p["similarity"] for _, p in out] == [0.95, 0.91]
     assert all(p["threshold"] == 0.9 for _, p in out)
-    assert table.batches == [4]  # oversampled once: 2 wanted x 2
+    assert table.batches == [3]  # 2 wanted x 1.25, rounded up
+    table = TableSimilarity(scores)
+    out = keep_similar(spec, _candidates(spec, list(scores)), 2, table, 0.96, 100)
+    assert [p["q"] for _, p in out] == ["four", "five"]
+    assert table.batches == [3, 2]  # a second batch for what the first did not give
 
 
 def test_keep_similar_rejects_everything_below_threshold():
