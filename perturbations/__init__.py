@@ -9,8 +9,10 @@ from perturbations import (  # noqa: F401  (each module registers its family)
     formatting,
     framing,
     label_substitution,
+    lexical_substitution,
     logical_equivalence,
     option_order,
+    paraphrase,
     spelling_noise,
 )
 from perturbations.base import FAMILY_ORDER, REGISTRY, Family, family_rng, make_family, register
