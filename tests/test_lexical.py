@@ -7,11 +7,11 @@ WordNet through NLTK and all-MiniLM-L6-v2; ``shared_data`` tests use ../shared/d
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
 import pytest
+from oracle import assert_options_once, assert_round_trip
 
 import robustness as rb
 from perturbations.base import family_rng, make_family
@@ -30,8 +30,6 @@ from perturbations.similarity import NgramSimilarity
 from robustness.items import Item
 from robustness.prompts import Format, default_spec
 from robustness.variants import Variant
-
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 class FakeLexicon:
@@ -211,16 +209,11 @@ def test_registered_by_name():
 
 
 def oracle_round_trip(variant: Variant) -> None:
-    """An oracle that wants option k finds it with its label in the prompt; the map gives k."""
-    item, spec = variant.item, variant.spec
-    prompt = variant.prompt()
-    assert variant.answer_map == {lab: i for i, lab in enumerate(spec.labels)}
-    for k, text in enumerate(item.options):
-        pos = spec.options.index(text)
-        label = spec.labels[pos]
-        shown = spec.format.wrap(label) + spec.format.label_separator + text
-        assert prompt.count(shown) == 1, (shown, prompt)
-        assert variant.to_canonical(label) == k
+    """The project's content oracle (tests/oracle.py) maps every option back; the map is
+    the identity, and each option appears once with its label in the rendered prompt."""
+    assert variant.answer_map == {lab: i for i, lab in enumerate(variant.spec.labels)}
+    assert_options_once(variant)
+    assert_round_trip(variant)
 
 
 def test_oracle_round_trip_with_stand_ins():
@@ -265,16 +258,11 @@ def test_wordnet_words_never_touched(lexicon):
     assert "mind" not in words and "not" not in words and "help" in words
 
 
-def _shared_items():
-    if not SHARED.is_dir():
-        pytest.skip(f"{SHARED} is absent (a fresh clone has no shared data)")
-    return rb.load_items(*sorted(SHARED.glob("*.jsonl")))
-
 
 @pytest.mark.slow
 @pytest.mark.shared_data
-def test_real_items_real_wordnet_real_similarity(lexicon):
-    items = _shared_items()
+def test_real_items_real_wordnet_real_similarity(lexicon, shared_items):
+    items = shared_items
     picked = [items[i] for i in np.random.default_rng(0).permutation(len(items))[:120]]
     fam = LexicalSubstitution(lexicon=lexicon)
     n_variants = 0
@@ -298,9 +286,20 @@ def test_real_items_real_wordnet_real_similarity(lexicon):
 
 @pytest.mark.slow
 @pytest.mark.shared_data
-def test_perturb_end_to_end_is_reproducible():
-    items = _shared_items()[:6]
+def test_perturb_end_to_end_is_reproducible(shared_items):
+    items = shared_items[:6]
     a = rb.perturb(items, families="lexical_substitution", n=3, seed=4)
     b = rb.perturb(items, families="lexical_substitution", n=3, seed=4)
     assert [v.to_record() for v in a] == [v.to_record() for v in b]
     assert any(v.category == "lexical_substitution" for v in a)
+
+
+@pytest.mark.slow
+def test_demo_items_round_trip_through_perturb(demo):
+    variants = rb.perturb(demo, families="lexical_substitution", n=5, seed=0)
+    made = [v for v in variants if v.category == "lexical_substitution"]
+    assert made
+    for v in made:
+        oracle_round_trip(v)
+        assert v.params["similarity"] >= THRESHOLD
+        assert v.variant_id.startswith("lexical_substitution/")

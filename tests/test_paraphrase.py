@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pytest
+from oracle import assert_options_once, assert_round_trip
 
 import robustness as rb
 from perturbations.base import family_rng, make_family
@@ -33,8 +33,6 @@ from perturbations.similarity import NgramSimilarity, meaning_text
 from robustness.items import Item
 from robustness.prompts import default_spec
 from robustness.variants import Variant
-
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 MC = Item("m1", "demo", "objective", "Which of the following is the largest planet?",
           ("Mars", "Jupiter", "Venus", "Earth"), answer=1)
@@ -61,16 +59,11 @@ def _perturb(fam, item, seed=0, n=5, spec=None):
 
 
 def oracle_round_trip(variant: Variant) -> None:
-    """An oracle that wants option k finds it with its label in the prompt; the map gives k."""
-    item, spec = variant.item, variant.spec
-    prompt = variant.prompt()
-    assert variant.answer_map == {lab: i for i, lab in enumerate(spec.labels)}
-    for k, text in enumerate(item.options):
-        pos = spec.options.index(text)
-        label = spec.labels[pos]
-        shown = spec.format.wrap(label) + spec.format.label_separator + text
-        assert prompt.count(shown) == 1, (shown, prompt)
-        assert variant.to_canonical(label) == k
+    """The project's content oracle (tests/oracle.py) maps every option back; the map is
+    the identity, and each option appears once with its label in the rendered prompt."""
+    assert variant.answer_map == {lab: i for i, lab in enumerate(variant.spec.labels)}
+    assert_options_once(variant)
+    assert_round_trip(variant)
 
 
 # ----------------------------------------------------------------------------- rules
@@ -334,11 +327,6 @@ def test_rewrite_is_plain_data():
 # ----------------------------------------------------------------------------- real model
 
 
-def _shared_items():
-    if not SHARED.is_dir():
-        pytest.skip(f"{SHARED} is absent (a fresh clone has no shared data)")
-    return rb.load_items(*sorted(SHARED.glob("*.jsonl")))
-
 
 @pytest.mark.slow
 def test_real_similarity_rejects_a_different_question():
@@ -357,8 +345,8 @@ def test_real_similarity_rejects_a_different_question():
 
 @pytest.mark.slow
 @pytest.mark.shared_data
-def test_real_items_rule_paraphrases_pass_and_round_trip():
-    items = _shared_items()
+def test_real_items_rule_paraphrases_pass_and_round_trip(shared_items):
+    items = shared_items
     picked = [items[i] for i in np.random.default_rng(1).permutation(len(items))[:30]]
     fam = Paraphrase()
     counts = []
@@ -370,3 +358,16 @@ def test_real_items_rule_paraphrases_pass_and_round_trip():
             assert vspec.options == item.options
             oracle_round_trip(Variant(item, fam.name, "x", vspec, params))
     assert sum(c == 5 for c in counts) >= 27, counts
+
+
+@pytest.mark.slow
+def test_demo_items_round_trip_through_perturb(demo):
+    variants = rb.perturb(demo, families="paraphrase", n=5, seed=0)
+    made = [v for v in variants if v.category == "paraphrase"]
+    assert len(made) >= 4.5 * len(demo)
+    for v in made:
+        oracle_round_trip(v)
+        assert v.params["similarity"] >= THRESHOLD
+    again = rb.perturb(demo[:5], families="paraphrase", n=5, seed=0)
+    assert [v.to_record() for v in again] == [v.to_record() for v in variants
+                                              if v.item in demo[:5]]
