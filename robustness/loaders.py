@@ -5,6 +5,8 @@ mapping, and checked.  A bad record stops the load with one sentence naming the
 file, the line (or row) and the field.  Fields the toolkit does not know are
 kept in ``Item.meta``.
 
+Items without an id get ``<file stem>-<record number>``.
+
 Column mapping: ``{"question": "prompt", "options": "choices", "answer": "label"}``
 renames source columns; ``"options"`` may also map to a list of columns
 (``["A", "B", "C", "D"]``), whose empty trailing cells are dropped.  Answers may
@@ -63,9 +65,10 @@ def load_items(
     seen: dict[tuple[str, str], str] = {}
     for raw_path in paths:
         path = Path(raw_path)
-        for location, record in _records(path, split):
+        for number, (location, record) in enumerate(_records(path, split), start=1):
             where = f"{path}, {location}"
-            item = _to_item(record, mapping or {}, dataset or path.stem, dataset_type, where)
+            item = _to_item(record, mapping or {}, dataset or path.stem, dataset_type, where,
+                            default_id=f"{path.stem}-{number}")
             if item.key in seen:
                 raise ItemError(
                     f"{where}, field 'item_id': {item.item_id!r} of dataset {item.dataset!r} "
@@ -250,6 +253,7 @@ def _to_item(
     default_dataset: str,
     default_type: str | None,
     where: str,
+    default_id: str,
 ) -> Item:
     fields, used = _apply_mapping(record, mapping, where)
     meta = {k: v for k, v in record.items() if k not in used and k != "meta"}
@@ -267,7 +271,7 @@ def _to_item(
         scale = fields.get("scale") or ("nominal" if dataset_type == "objective" else "ordinal")
         item_id = fields.get("item_id")
         return Item(
-            item_id=str(item_id) if item_id is not None else "",
+            item_id=str(item_id) if item_id is not None else default_id,
             dataset=str(fields.get("dataset") or default_dataset),
             dataset_type=str(dataset_type),
             question=fields["question"] if isinstance(fields["question"], str) else "",
