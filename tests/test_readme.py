@@ -54,7 +54,7 @@ def test_python_blocks_run(tmp_path, monkeypatch):
     (tmp_path / "mc.csv").write_text("prompt,A,B,C,D,key\nTwo plus two?,3,4,5,6,B\n")
     namespace: dict = {}
     for code in blocks("python"):
-        exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102
+        exec(compile(code, "README.md", "exec"), namespace)
     assert (tmp_path / "runs.sqlite").exists()
     wald = namespace["fit"].wald(2)
     assert {"dataset_type", "category", "dataset_type:category"} <= set(wald["term"])

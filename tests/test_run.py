@@ -88,7 +88,7 @@ def test_a_repeated_run_makes_no_model_call(tmp_path, tiny_folder):
     assert meta2["models"]["c"]["cache"]["hits"] == len(second)
     cols = ["item_id", "variant_id", "answer", "option_probs"]
     pd.testing.assert_frame_equal(first[cols], second[cols])
-    fresh, meta3 = rb.run_study(config, limit=2, resume=False)
+    _, meta3 = rb.run_study(config, limit=2, resume=False)
     assert meta3["models"]["c"]["cache"]["hits"] == 0
 
 
