@@ -27,6 +27,7 @@ from perturbations.paraphrase import (
     Rewrite,
     RuleParaphraser,
     clean_output,
+    keeps_meaning_markers,
     question_rewrites,
 )
 from perturbations.similarity import NgramSimilarity, meaning_text
@@ -266,15 +267,38 @@ class FakeRunner:
     ("Paraphrase: It is sometimes fine to tell a white lie.",
      "It is sometimes fine to tell a white lie."),
     ("", ""),
+    ('The statement is reworded to: "Firms must be regulated."', "Firms must be regulated."),
+    ("Here's a rephrased version of the question:\nWhich planet is biggest?",
+     "Which planet is biggest?"),
+    ('Firms must be regulated."', "Firms must be regulated."),
+    ('“Firms must be "regulated".', 'Firms must be "regulated".'),
 ])
 def test_clean_output(raw, clean):
     assert clean_output(raw) == clean
 
 
+@pytest.mark.parametrize(("paraphrase", "question", "keeps"), [
+    ("Which planet is the biggest?", "Which of these is the largest planet?", True),
+    ("Telling lies is never right.", "It is not right to tell lies.", True),
+    ("Telling lies is right.", "It is not right to tell lies.", False),  # negation lost
+    ("What is 7 times 8?", "What is 7 times 6?", False),  # another number
+    ("A being that is greater exists in reality.",
+     "A being that exists in reality is greater than a being that _____.", False),  # blank
+    ("Rubber is used on pan handles because it insulates.",
+     "Pan handles are coated in rubber because rubber provides", False),  # completed stem
+    ("Pan handles have a rubber coating since rubber provides",
+     "Pan handles are coated in rubber because rubber provides", True),
+    ("The spin of nitrogen's electrons is 3/2.",
+     "What is the total spin of nitrogen's electrons?", False),  # question made a claim
+])
+def test_keeps_meaning_markers(paraphrase, question, keeps):
+    assert keeps_meaning_markers(paraphrase, question) is keeps
+
+
 def test_model_paraphraser_prompts_cleans_and_dedupes():
     runner = FakeRunner([
         'Here is the paraphrase: "Which planet is the biggest?"',
-        "Which of the following is the largest planet?",  # the original: dropped
+        'Which of the following is the largest "planet"?',  # the original's words: dropped
         "Which planet is the biggest?",  # a duplicate: dropped
         "",  # empty: dropped
         "Of these, which planet is largest?",
@@ -294,16 +318,17 @@ def test_model_paraphraser_prompts_cleans_and_dedupes():
 
 
 def test_model_paraphraser_in_the_family_with_plain_prompts():
-    runner = FakeRunner(["Is it never wrong to tell a white lie?",
+    runner = FakeRunner(["Is it not always wrong to tell a white lie?",  # a question: dropped
                          "It is always wrong to tell a white lie.",  # negation lost: dropped
-                         "Telling a white lie is not always wrong."])
+                         "Telling a white lie is not always wrong.",
+                         "A white lie is not always a wrong thing to tell."])
     fam = _family(paraphraser=ModelParaphraser(runner, chat=False))
     out = _perturb(fam, AGREE, n=2)
     assert len(runner.calls[0][0]) == 2 * 2  # oversampled
     assert isinstance(runner.calls[0][0][0], str)
     assert "statement" in runner.calls[0][0][0]
-    assert [s.question for s, _ in out] == ["Is it never wrong to tell a white lie?",
-                                            "Telling a white lie is not always wrong."]
+    assert [s.question for s, _ in out] == ["Telling a white lie is not always wrong.",
+                                            "A white lie is not always a wrong thing to tell."]
     assert all(p["paraphraser"] == "model" for _, p in out)
 
 
