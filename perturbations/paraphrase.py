@@ -43,10 +43,10 @@ negations, numbers, blanks or ending differ from the question's.
 Model paraphrases, tried with the embedded SmolLM2-135M-Instruct on 8 shared items (3
 styles each): before those marker checks the similarity check kept 13 of 14 cleaned
 outputs, among them a filled-in blank, a completed sentence stem and a question turned
-into a claim (similarities 0.94-0.99).  With them, 7 remain: 3 faithful, 1 copy with a
-stray quote (now dropped as a copy), and 3 that turn "usually" into "often" or drop it
-(0.89-0.99).  Sentence similarity does not catch such shifts; a model that small is
-no reliable paraphraser, and no threshold makes it one.
+into a claim (similarities 0.94-0.99).  With them, 6 remain, all kept: 3 close (one
+drops "really", one turns "because" into "and") and 3 that turn "usually" into "often"
+or drop it (0.89-0.99).  Sentence similarity does not catch such shifts; a model that
+small is no reliable paraphraser, and no threshold makes it one.
 """
 
 from __future__ import annotations
