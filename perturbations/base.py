@@ -12,14 +12,15 @@ from __future__ import annotations
 import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from robustness.items import Item
-from robustness.prompts import PromptSpec
+if TYPE_CHECKING:  # no runtime import: `import perturbations` must not need robustness first
+    from robustness.items import Item
+    from robustness.prompts import PromptSpec
 
-Candidate = tuple[PromptSpec, dict[str, Any]]
+Candidate = tuple["PromptSpec", dict[str, Any]]
 
 #: The eight families, in the order tables and reports list them.
 FAMILY_ORDER = (

@@ -63,7 +63,11 @@ def exemplars_for(
 
 def open_runner(model: ModelConfig) -> Any:
     """The backend a model config names (imports torch and loads weights)."""
+    from transformers.utils import logging as hf_logging
+
     from robustness.runners import make_runner
+
+    hf_logging.disable_progress_bar()  # our own progress bars say what is happening
 
     return make_runner(
         backend=model.backend, model=model.model, dtype=model.dtype, device=model.device,
