@@ -108,7 +108,7 @@ def test_unreadable_and_unknown_files(tmp_path):
         read_table(tmp_path / "none.csv")
 
 
-def test_a_million_rows_validate_vectorised():
+def test_large_tables_validate_vectorised():
     t = table(2)
     big = t.loc[np.repeat(t.index, 50_000)].reset_index(drop=True)
     big["variant_id"] = [f"v/{i}" for i in range(len(big))]
