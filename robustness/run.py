@@ -32,18 +32,20 @@ from robustness.variants import Variant
 
 
 def exemplars_for(
-    items: Sequence[Item], shots: int, seed: int
+    items: Sequence[Item], shots: int, seed: int, pool: Sequence[Item] | None = None
 ) -> dict[tuple[str, str], PromptSpec]:
     """Base specs with ``shots`` solved exemplars for each objective item.
 
-    Exemplars are drawn, with a generator seeded from (seed, item), from the other
-    items of the same dataset with the same number of options (leave-one-out).
+    Exemplars are drawn, with a generator seeded from (seed, item), from ``pool``
+    (default: ``items``): the other items of the same dataset with the same number
+    of options, never the item itself.  A study draws from every item of its files,
+    so with ``items_per_dataset`` the items left out are the held-out pool.
     Subjective items have no gold answer to show and get no exemplars.
     """
     if shots <= 0:
         return {}
     pools: dict[tuple[str, int], list[Item]] = {}
-    for item in items:
+    for item in pool if pool is not None else items:
         if item.answer is not None:
             pools.setdefault((item.dataset, item.n_options), []).append(item)
     out: dict[tuple[str, str], PromptSpec] = {}
@@ -156,21 +158,25 @@ def measure_noise_floor(runner: Any, variants: Sequence[Variant], k: int, seed: 
     return result.to_dict()
 
 
-def study_items(config: StudyConfig, limit: int | None = None) -> list[Item]:
-    """The study's items (the bundled demo items when it names none).
+def all_study_items(config: StudyConfig) -> list[Item]:
+    """Every item of the study's files (the bundled demo items when it names none)."""
+    return load_items(*(config.path(p) for p in config.items)) if config.items else demo_items()
 
-    ``items_per_dataset`` keeps that many of each dataset; ``limit`` then the first N.
-    """
-    items = load_items(*(config.path(p) for p in config.items)) if config.items else demo_items()
-    items = per_dataset(items, config.items_per_dataset)
+
+def study_items(config: StudyConfig, limit: int | None = None,
+                pool: Sequence[Item] | None = None) -> list[Item]:
+    """The items the study asks: ``items_per_dataset`` of each dataset, then the first ``limit``."""
+    items = per_dataset(pool if pool is not None else all_study_items(config),
+                        config.items_per_dataset)
     return items[:limit] if limit else items
 
 
-def study_variants(config: StudyConfig, items: Sequence[Item]) -> list[Variant]:
-    """Every variant of the study's items, few-shot exemplars included."""
+def study_variants(config: StudyConfig, items: Sequence[Item],
+                   pool: Sequence[Item] | None = None) -> list[Variant]:
+    """Every variant of the study's items, with exemplars from ``pool`` when ``shots > 0``."""
     return perturb(items, families=config.families, n=config.n_variants, seed=config.seed,
                    options=config.perturbations,
-                   base=exemplars_for(items, config.shots, config.seed))
+                   base=exemplars_for(items, config.shots, config.seed, pool=pool))
 
 
 def resolve_model_paths(config: StudyConfig) -> StudyConfig:
@@ -212,8 +218,9 @@ def run_study(
     import robustness
 
     config = resolve_model_paths(config)
-    items = list(items) if items is not None else study_items(config, limit)
-    variants = study_variants(config, items)
+    pool = all_study_items(config) if items is None else list(items)
+    items = study_items(config, limit, pool) if items is None else pool
+    variants = study_variants(config, items, pool)
     if not resume:
         for suffix in ("", "-wal", "-shm"):
             Path(str(config.cache_path) + suffix).unlink(missing_ok=True)

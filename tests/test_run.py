@@ -180,3 +180,54 @@ def test_real_embedded_model_end_to_end(tmp_path):
     meta = read_metadata(tmp_path / "real.parquet")
     assert meta["models"]["smol"]["runner"]["model_id"].startswith("embedded:")
     assert meta["models"]["smol"]["chat"] is True
+
+
+def test_few_shot_exemplars_come_from_the_same_dataset_and_never_the_item(demo):
+    from robustness.run import exemplars_for
+
+    base = exemplars_for(demo, shots=2, seed=0)
+    objective = [i for i in demo if i.dataset_type == "objective"]
+    assert set(base) == {i.key for i in objective}  # subjective items have no gold to show
+    by_question = {i.question: i for i in demo}
+    for item in objective:
+        spec = base[item.key]
+        assert len(spec.exemplars) == 2
+        for ex in spec.exemplars:
+            source = by_question[ex.question]
+            assert source.dataset == item.dataset and source.key != item.key
+            assert source.n_options == item.n_options and ex.answer == source.answer
+        text = spec.render()
+        assert text.index(spec.exemplars[0].question) < text.index(item.question)
+    again = exemplars_for(demo, shots=2, seed=0)
+    assert all(again[k] == base[k] for k in base)
+    assert any(exemplars_for(demo, shots=2, seed=1)[k] != base[k] for k in base)
+    # variants of a few-shot study keep the exemplars and are counted in the table
+    config = rb.StudyConfig(families=("option_order",), n_variants=1, shots=2)
+    from robustness.run import study_variants
+
+    variants = study_variants(config, objective[:2], pool=demo)
+    assert len(variants) == 4 and all(len(v.spec.exemplars) == 2 for v in variants)
+
+
+@pytest.mark.slow
+@pytest.mark.shared_data
+def test_reduced_types_study_example(tmp_path):
+    """examples/types_study.toml, cut to 2 items per dataset and two families."""
+    import tomllib
+
+    from conftest import REPO, shared_paths
+
+    from robustness.study import study_from_dict
+
+    shared_paths()  # skips with a reason when ../shared/data is absent
+    data = tomllib.loads((REPO / "examples" / "types_study.toml").read_text())
+    data["study"].update(items_per_dataset=2, families=["option_order", "framing"],
+                         n_variants=1)
+    data["output"]["table"] = str(tmp_path / "types.parquet")
+    config = study_from_dict(data, base_dir=REPO / "examples")
+    table, _ = rb.run_study(config)
+    assert sorted(table["dataset"].unique()) == ["arc_challenge", "mmlu", "political_compass",
+                                                 "valuebench"]
+    assert table.groupby("dataset")["item_id"].nunique().eq(2).all()
+    assert table["valid"].all() and set(table["category"]) == {"original", "option_order",
+                                                               "framing"}
