@@ -45,17 +45,39 @@ def register(cls: type[Family]) -> type[Family]:
     return cls
 
 
-def family_rng(seed: int, item: Item, family: str) -> np.random.Generator:
-    """The generator for one (seed, item, family): independent of every other item and family."""
-    digest = hashlib.sha256(f"{item.dataset}\x1f{item.item_id}\x1f{family}".encode()).digest()
+def _rng(seed: int, key: str) -> np.random.Generator:
+    digest = hashlib.sha256(key.encode()).digest()
     words = [int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4)]
     return np.random.default_rng(np.random.SeedSequence([int(seed), *words]))
+
+
+def family_rng(seed: int, item: Item, family: str) -> np.random.Generator:
+    """The generator for one (seed, item, family): independent of every other item and family.
+
+    A family with ``same_for_all_items`` gets :func:`study_rng` instead.
+    """
+    return _rng(seed, f"{item.dataset}\x1f{item.item_id}\x1f{family}")
+
+
+def study_rng(seed: int, family: str) -> np.random.Generator:
+    """The generator of a family whose variants are the same for every item (one per call)."""
+    return _rng(seed, f"\x1fstudy\x1f{family}")
+
+
+def rng_for(seed: int, item: Item, family: Family) -> np.random.Generator:
+    """The generator :func:`robustness.perturb` passes to ``family`` for ``item``."""
+    if family.same_for_all_items:
+        return study_rng(seed, family.name)
+    return family_rng(seed, item, family.name)
 
 
 class Family(ABC):
     """A perturbation family: subclasses set ``name`` and implement :meth:`candidates`."""
 
     name: ClassVar[str]
+    #: Draw from a generator seeded by (seed, family) alone, so that variant i is the same
+    #: change for every item (FormatSpread compares formats across a whole dataset).
+    same_for_all_items: ClassVar[bool] = False
     #: Give up after this many candidates per requested variant (random families).
     max_attempts_per_variant: ClassVar[int] = 40
 

@@ -21,7 +21,10 @@ instruction position      before the data, after it
 
 :func:`format_space` exposes the space so a search (``analyses.thompson_search``)
 can enumerate or sample it; the family samples ``n`` formats other than the
-original uniformly from it.
+original uniformly from it.  Formats are drawn from a generator seeded by the
+study seed alone (``same_for_all_items``), so ``formatting/i`` is the same format
+for every item, as FormatSpread's accuracy-per-format needs; ``format_index``
+names it in the space.
 """
 
 from __future__ import annotations
@@ -118,11 +121,14 @@ def format_diff(base: Format, other: Format) -> dict[str, str]:
 @register
 class Formatting(Family):
     name = "formatting"
+    same_for_all_items = True
 
     def candidates(self, spec: PromptSpec, item: Item, rng: np.random.Generator) -> Iterator[
             Candidate]:
         space = format_space(statement=item.is_agree_scale)
         while True:
-            (fmt,) = space.sample(rng, 1)
+            index = int(rng.integers(0, len(space)))
+            fmt = space[index]
             if fmt != spec.format:
-                yield spec.with_(format=fmt), {"format": format_diff(spec.format, fmt)}
+                yield spec.with_(format=fmt), {"format_index": index,
+                                               "format": format_diff(spec.format, fmt)}

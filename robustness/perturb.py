@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from perturbations.base import FAMILY_ORDER, Family, family_rng, make_family
+from perturbations.base import FAMILY_ORDER, Family, make_family, rng_for
 from robustness.items import Item
 from robustness.prompts import PromptSpec, default_spec
 from robustness.variants import ORIGINAL, Variant
@@ -77,7 +77,7 @@ def perturb(
         spec = (base or {}).get(item.key) or default_spec(item)
         out.append(Variant(item, ORIGINAL, f"{ORIGINAL}/0", spec, {}))
         for name in names:
-            rng = family_rng(seed, item, name)
+            rng = rng_for(seed, item, objects[name])
             for i, (vspec, params) in enumerate(objects[name].perturb(spec, item, rng, n)):
                 out.append(Variant(item, name, f"{name}/{i}", vspec, params))
     return out

@@ -163,10 +163,17 @@ def test_formatting_space_is_enumerable_and_sampled_without_the_original(demo):
     formats = enumerate_formats()
     assert len(set(formats)) == len(formats) and len(formats) < len(space)
     assert all(f.option_layout == "inline" or f.inline_separator == "; " for f in formats)
-    vs = variants_of(demo[:3], families=("formatting",))
+    vs = variants_of(demo, families=("formatting",))
     original = default_spec(demo[0]).format
     for v in vs[1:6]:
         assert v.spec.format != original and v.params["format"]
+    # formatting/i is the same format for every item, so accuracy per format is defined
+    index = {}
+    for v in vs:
+        if v.category == "formatting":
+            index.setdefault(v.variant_id, set()).add(v.params["format_index"])
+    assert len(index) == 5 and all(len(s) == 1 for s in index.values())
+    assert len({next(iter(s)) for s in index.values()}) == 5
 
 
 def test_logical_equivalence_negates_agree_statements_and_reverses_the_scale(demo):
