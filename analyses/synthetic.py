@@ -47,17 +47,10 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, logit
 
-#: The eight perturbation families of the toolkit, in registry order.
-FAMILIES: tuple[str, ...] = (
-    "option_order",
-    "label_substitution",
-    "spelling_noise",
-    "lexical_substitution",
-    "paraphrase",
-    "formatting",
-    "logical_equivalence",
-    "framing",
-)
+from perturbations.base import FAMILY_ORDER
+
+#: The eight perturbation families of the toolkit, in their canonical order.
+FAMILIES: tuple[str, ...] = FAMILY_ORDER
 
 #: Default probability that a variant repeats its category's answer, by dataset type.
 #: Objective questions are more stable than subjective ones; option order, label
