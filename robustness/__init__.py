@@ -12,8 +12,9 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from robustness.errors import ItemError, ModelError, RobustnessError, StudyError, TableError
+from robustness.format_search import format_search
 from robustness.items import Item
-from robustness.loaders import demo_items, load_items
+from robustness.loaders import demo_items, load_items, per_dataset
 from robustness.perturb import perturb
 from robustness.prompts import Exemplar, Format, PromptSpec, default_spec
 from robustness.run import run, run_study
@@ -37,9 +38,11 @@ __all__ = [
     "__version__",
     "default_spec",
     "demo_items",
+    "format_search",
     "load_items",
     "load_study",
     "model",
+    "per_dataset",
     "perturb",
     "read_table",
     "run",
