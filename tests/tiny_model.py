@@ -1,0 +1,116 @@
+"""Helpers for the vLLM-adapter and Ray tests (imported by name; not a pytest conftest).
+
+- ``save_tiny_model(folder)``: a randomly initialised 1-layer Llama and the byte-level tokenizer
+  of ``conftest_runners`` saved like any model folder, from a fixed seed;
+- ``SlowRunner`` / ``slow_factory``: a real runner from ``open_runner`` that sleeps per call and
+  writes which process runs which call into a folder, so the Ray test can SIGKILL a worker while
+  it is inside a shard and afterwards count how often each shard ran. Ray workers import this
+  module by name: ``robustness.distributed`` puts the driver's extra ``sys.path`` entries (the
+  tests folder, under pytest) on the local workers' ``PYTHONPATH``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from conftest_runners import tiny_tokenizer
+
+
+def save_tiny_model(folder: Path, seed: int = 0) -> Path:
+    """Write the tiny model and tokenizer into ``folder`` (created) and return it."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer = tiny_tokenizer()
+    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64,
+                         num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1,
+                         max_position_embeddings=4096, initializer_range=0.3,
+                         tie_word_embeddings=False, eos_token_id=2)
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        model = LlamaForCausalLM(config)
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def _digest(data: Any) -> str:
+    return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+class SlowRunner:
+    """Wrap a runner: each call first records ``start`` (pid, kind, digest of its inputs) in
+    ``log_dir``, sleeps ``sleep`` seconds, runs, then records ``end``."""
+
+    def __init__(self, inner: Any, log_dir: str, sleep: float) -> None:
+        self.inner = inner
+        self.log_dir = Path(log_dir)
+        self.sleep = sleep
+        self.backend = inner.backend
+        self.model_id = inner.model_id
+        self.chat = getattr(inner, "chat", "auto")
+        self.has_chat_template = getattr(inner, "has_chat_template", False)
+
+    def identity(self) -> dict[str, Any]:
+        return self.inner.identity()
+
+    def _record(self, event: str, kind: str, digest: str) -> None:
+        line = json.dumps({"event": event, "pid": os.getpid(), "kind": kind, "shard": digest,
+                           "t": time.time()})
+        with open(self.log_dir / f"{os.getpid()}.jsonl", "a", encoding="utf-8") as handle:
+            handle.write(line + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def _call(self, kind: str, inputs: Any, fn: Any) -> list[Any]:
+        digest = _digest(inputs)
+        self._record("start", kind, digest)
+        time.sleep(self.sleep)
+        out = fn()
+        self._record("end", kind, digest)
+        return out
+
+    def score_options(self, prompts: Sequence[Any], labels: Sequence[Sequence[str]], *,
+                      on_batch: Any = None) -> list[Any]:
+        return self._call("score_options", [prompts, labels],
+                          lambda: self.inner.score_options(prompts, labels, on_batch=on_batch))
+
+    def generate(self, prompts: Sequence[Any], max_new_tokens: int, *,
+                 on_batch: Any = None) -> list[Any]:
+        return self._call("generate", [prompts, max_new_tokens],
+                          lambda: self.inner.generate(prompts, max_new_tokens, on_batch=on_batch))
+
+    def loglikelihood(self, pairs: Sequence[tuple[Any, str]], *, on_batch: Any = None
+                      ) -> list[Any]:
+        return self._call("loglikelihood", [pairs],
+                          lambda: self.inner.loglikelihood(pairs, on_batch=on_batch))
+
+
+class SlowFactory:
+    """A picklable runner factory: ``open_runner(model)`` wrapped in ``SlowRunner``."""
+
+    def __init__(self, log_dir: str, sleep: float) -> None:
+        self.log_dir = log_dir
+        self.sleep = sleep
+
+    def __call__(self, model: Any) -> SlowRunner:
+        from robustness.run import open_runner
+
+        return SlowRunner(open_runner(model), self.log_dir, self.sleep)
+
+
+def read_log(log_dir: Path) -> list[dict[str, Any]]:
+    """Every event the slow runners wrote, in time order."""
+    events = []
+    for path in sorted(log_dir.glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                events.append(json.loads(line))
+    return sorted(events, key=lambda e: e["t"])
