@@ -114,3 +114,41 @@ def read_log(log_dir: Path) -> list[dict[str, Any]]:
             if line.strip():
                 events.append(json.loads(line))
     return sorted(events, key=lambda e: e["t"])
+
+
+class FailingRunner(SlowRunner):
+    """Wrap a runner so that any call with a prompt containing ``marker`` raises ModelError
+    (as the hf runner does for a prompt that is too long), with no sleeping or logging."""
+
+    def __init__(self, inner: Any, marker: str) -> None:
+        self.marker = marker
+        super().__init__(inner, ".", 0.0)
+
+    def _call(self, kind: str, inputs: Any, fn: Any) -> list[Any]:
+        from robustness.errors import ModelError
+
+        if self.marker in json.dumps(inputs, default=str):
+            raise ModelError(f"prompt containing {self.marker!r} is refused.")
+        return fn()
+
+
+class FailingFactory:
+    """``open_runner(model)`` wrapped in ``FailingRunner``."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def __call__(self, model: Any) -> FailingRunner:
+        from robustness.run import open_runner
+
+        return FailingRunner(open_runner(model), self.marker)
+
+
+class PidIdentityFactory(SlowFactory):
+    """``SlowFactory`` whose runners' identity names their process: every worker differs."""
+
+    def __call__(self, model: Any) -> SlowRunner:
+        runner = super().__call__(model)
+        base = runner.identity()
+        runner.identity = lambda: {**base, "pid": os.getpid()}  # type: ignore[method-assign]
+        return runner
