@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from servers import FaultProxy, ModelServer, free_port, mixed_faults, serving_folder
+from servers import Fault, FaultProxy, ModelServer, free_port, mixed_faults, serving_folder
 
 import robustness as rb
 from robustness.cache import Cache
@@ -231,6 +231,17 @@ def test_a_401_stops_and_an_echoed_key_is_scrubbed(monkeypatch: pytest.MonkeyPat
     assert KEY not in caplog.text and proxy.authorized == 0 and proxy.posts >= 1
 
 
+def test_a_key_that_cannot_be_a_header_stops_without_showing_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEY_ENV, KEY + "\nX-Injected: 1")
+    runner = make_openai_runner("m", base_url=f"http://127.0.0.1:{free_port()}/v1",
+                                api_key_env=KEY_ENV, **QUICK)
+    with pytest.raises(ModelError) as info:
+        runner.generate(["a"], 2)
+    assert one_sentence(str(info.value)) and KEY not in str(info.value)
+    assert f"the API key in the environment variable {KEY_ENV}" in str(info.value)
+
+
 # --------------------------------------------------------------------------- the real server
 @pytest.mark.slow
 def test_generate_through_the_server_equals_the_local_backend(server: ModelServer,
@@ -299,6 +310,28 @@ def test_study_through_faults_loses_nothing_duplicates_nothing_and_reruns_free(
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert {p.name for p in files} >= {"cache.sqlite", "table.parquet", "table.csv"}
     assert not [p for p in files if KEY.encode() in p.read_bytes()]
+
+
+@pytest.mark.slow
+def test_a_prompt_the_server_rejects_fails_alone_and_is_not_sent_twice(
+        server: ModelServer, tmp_path: Path) -> None:
+    def reject_one(body: bytes, attempt: int) -> Fault | None:
+        return Fault("status", status=400) if b"7 plus 5" in body else None
+
+    with FaultProxy(f"127.0.0.1:{server.port}", plan=reject_one) as proxy, \
+            Cache(tmp_path / "cache.sqlite") as cache:
+        runner = make_openai_runner(server.model, base_url=proxy.base_url, concurrency=2)
+        with pytest.raises(ModelError) as info:
+            CachedRunner(runner, cache).generate(PROMPTS[:5], 2)
+        message = str(info.value)
+        assert one_sentence(message), message
+        assert message.startswith("prompt 1: http://127.0.0.1:") and "HTTP 400" in message
+        assert "injected 400" in message and len(cache) == 4
+        assert proxy.faults == {"status": 1} and runner.stats.retries == 0
+        posts = proxy.posts
+        with pytest.raises(ModelError, match=r"prompt 0: .*HTTP 400"):
+            CachedRunner(runner, cache).generate([PROMPTS[1]], 2)
+        assert proxy.posts == posts  # known to fail: not sent again
 
 
 @pytest.mark.slow

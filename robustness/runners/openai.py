@@ -66,11 +66,13 @@ lengthens the wait (up to ``max_backoff``). A keep-alive connection that the ser
 while idle is reopened once at once, without counting as a retry. ``timeout`` (default 60 s)
 bounds each attempt as a whole: connecting, sending, waiting for and reading the answer.
 
-Other 4xx answers are not retried. 401, 403 and 404 (bad key, no access, unknown model or
-path) hold for every prompt, so they stop the call at once; any other 4xx (400 for a prompt
-that is too long, 422 ...) fails that prompt only: the call finishes its other prompts, hands
-them to ``on_batch``, then raises one ModelError naming the first failed prompt, and a repeated
-request for that prompt fails again without being sent.
+Other answers are not retried. 401, 403 and 404 (bad key, no access, unknown model or path)
+and redirects (3xx) hold for every prompt, so they stop the call at once. Any other 4xx (400
+for a prompt that is too long, 422 ...), an answer the runner cannot read, and a choice answer
+whose top tokens hold none of the labels fail that prompt only: the call finishes its other
+prompts, hands them to ``on_batch``, then raises one ModelError naming the first failed prompt
+(``run`` then asks prompt by prompt, so each failed prompt becomes a row with its reason), and
+a repeated request for a failed prompt fails again without being sent.
 
 Stopping
 --------
@@ -98,7 +100,9 @@ on one host that serve different weights under the same model name.
 The API key
 -----------
 The key is read from the environment variable named by ``api_key_env`` (default
-``OPENAI_API_KEY``) when each request is sent, and only put into its ``Authorization`` header;
+``OPENAI_API_KEY``; surrounding whitespace is dropped, and a key with characters a header
+cannot carry stops the call without being shown) when each request is sent, and only put into
+its ``Authorization`` header;
 the runner never stores it, so it is not in ``identity()``, cache keys, tables, pickles or the
 repr, and every error and log message is scrubbed of it (a server that echoes the header back in
 an error body does not leak it either). An unset or empty variable sends no header, which is
@@ -542,7 +546,7 @@ class OpenAIRunner:
     def _api_key(self) -> str | None:
         if not self.api_key_env:
             return None
-        return os.environ.get(self.api_key_env) or None
+        return os.environ.get(self.api_key_env, "").strip() or None
 
     def _scrub(self, text: str) -> str:
         """``text`` without the API key (servers may echo headers back in error bodies)."""
@@ -589,6 +593,11 @@ class OpenAIRunner:
                    "User-Agent": "robustness-openai-runner"}
         key = self._api_key()
         if key:
+            if not key.isascii() or not key.isprintable():
+                # http.client would reject the header with the key in its message.
+                raise _PromptFailed(f"the API key in the environment variable "
+                                    f"{self.api_key_env} has characters an HTTP header cannot "
+                                    "carry", stop=True)
             headers["Authorization"] = f"Bearer {key}"
         path = f"{self._path}{_PATHS[endpoint]}{self._query}"
         for fresh_retry in (False, True):
@@ -659,7 +668,8 @@ class OpenAIRunner:
         if status >= 400:
             raise _PromptFailed(f"{self.url} answered HTTP {status} ({detail}).", permanent=True)
         if not 200 <= status < 300:
-            raise _Retryable(f"http {status}")
+            raise _PromptFailed(f"the openai backend stopped: {self.url} answered HTTP {status}"
+                                f" ({detail})", stop=True, advice="check base_url")
         try:
             data = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as err:
@@ -669,7 +679,11 @@ class OpenAIRunner:
         if data.get("error") and not data.get("choices"):
             raise _PromptFailed(f"{self.url} answered with an error ({self._detail(raw)}).",
                                 permanent=True)
-        return job.parse(dict(data), elapsed_ms)
+        try:
+            return job.parse(dict(data), elapsed_ms)
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as err:
+            raise _PromptFailed(f"{self.url} gave an answer this runner cannot read "
+                                f"({type(err).__name__})", permanent=True) from None
 
     def _detail(self, raw: bytes) -> str:
         """A short, key-free description of an error body."""
@@ -684,7 +698,7 @@ class OpenAIRunner:
                 inner = inner.get("message", inner)
             if inner is not None:
                 text = inner if isinstance(inner, str) else json.dumps(inner)
-        return self._scrub(_one_line(text)) or "no detail"
+        return _one_line(self._scrub(text)) or "no detail"
 
     def _perform(self, job: _Job, stop: threading.Event) -> Any:
         """Send ``job`` until it succeeds, fails for good, or the call stops."""
