@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import http.client
+import importlib.util
 import json
 import os
 import signal
@@ -107,6 +108,11 @@ class ModelServer:
         return f"http://{LOOPBACK}:{self.port}/v1"
 
     def start(self, timeout: float = 180.0) -> ModelServer:
+        missing = [name for name in ("fastapi", "uvicorn", "openai")
+                   if importlib.util.find_spec(name) is None]
+        if missing:
+            raise RuntimeError(f"transformers serve needs {', '.join(missing)}: install "
+                               "'transformers[serving]' at the installed transformers version.")
         env = dict(os.environ)
         env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", OMP_NUM_THREADS=str(self.threads),
                    OMP_WAIT_POLICY="PASSIVE", TOKENIZERS_PARALLELISM="false")

@@ -398,17 +398,22 @@ class TopLogprobs:
         self.local = local
         self.lock = threading.Lock()
         self.pairs: list[tuple[str, str]] = []
+        self.seen: dict[str, list[tuple[int, float]]] = {}
 
     def top(self, prompt: Any, skip_special: bool = False) -> list[tuple[str, float]]:
+        """The 20 most likely first tokens and their log-probabilities, most likely first."""
         import torch
 
+        key = json.dumps(prompt)
         with self.lock, torch.inference_mode():
-            ids = self.local.encode_prompts([prompt])[0]
-            logits = self.local.forward_last(self.local.collate([ids]), 1)[0, -1]
-            values, tokens = torch.log_softmax(logits, -1).topk(20)
+            if key not in self.seen:
+                ids = self.local.encode_prompts([prompt])[0]
+                logits = self.local.forward_last(self.local.collate([ids]), 1)[0, -1]
+                values, tokens = torch.log_softmax(logits, -1).topk(20)
+                self.seen[key] = list(zip(tokens.tolist(), values.tolist(), strict=True))
             decode = self.local.tokenizer.decode
             return [(decode([t], skip_special_tokens=skip_special), float(v))
-                    for t, v in zip(tokens.tolist(), values.tolist(), strict=True)]
+                    for t, v in self.seen[key]]
 
     def __call__(self, path: str, request: dict[str, Any], answer: dict[str, Any]
                  ) -> dict[str, Any]:

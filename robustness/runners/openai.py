@@ -29,7 +29,9 @@ What each mode needs from the server
   list counts as probability 0 (its true probability is below the K-th token's), and a prompt
   with no label in the list is an error for that prompt. ``top_prob`` / ``top_token`` are the
   most likely listed token. Only single-token spellings can be scored this way: labels such as
-  ``(A)`` whose tokens share a first token need the local backend. A server that returns no
+  ``(A)`` whose tokens share a first token need the local backend. vLLM allows 20 by default
+  (``--max-logprobs``); OpenAI's own completions endpoint allows 5, so set ``top_logprobs=5``
+  there. A server that returns no
   ``top_logprobs`` (``transformers serve`` ignores the fields) stops the call with one sentence
   saying that only ``generate`` mode works with it; the runner then refuses further choice calls
   without sending anything (until :meth:`OpenAIRunner.reset`).
