@@ -199,7 +199,7 @@ def main() -> None:
         from servers import ModelServer, serving_folder
 
         scratch = Path(tempfile.mkdtemp(prefix="bench-scale-"))
-        server = ModelServer(serving_folder(scratch / "smollm2"), scratch / "server.log",
+        server = ModelServer(serving_folder(), scratch / "server.log",
                              threads=args.server_threads).start()
         url, model = server.base_url, server.model
         where = (f"transformers serve (embedded SmolLM2-135M, CPU, {args.server_threads} torch "

@@ -7,12 +7,8 @@
   connections, answers 429/5xx, delays, or rewrites answers for a deterministic subset of
   requests, counts what it did and what it saw, and checks the ``Authorization`` header.
 
-Why a serving folder: the converted embedded model's ``config.json`` has no ``architectures``
-entry (it was written from a GGUF load), and ``transformers serve`` picks the model class from
-``config.architectures[0]``, so it fails with ``TypeError: 'NoneType' object is not
-subscriptable`` on the folder itself. The serving folder links every file of the converted
-folder and adds ``"architectures": ["LlamaForCausalLM"]`` to a copy of the config; nothing is
-downloaded or converted again.
+The embedded model is served from its converted folder, whose ``config.json`` names its
+architecture (``transformers serve`` picks the model class from ``architectures[0]``).
 """
 
 from __future__ import annotations
@@ -40,23 +36,12 @@ from typing import Any
 LOOPBACK = "127.0.0.1"
 
 
-def serving_folder(dest: Path) -> Path:
-    """A folder ``transformers serve`` can load: the converted embedded model's files, linked,
-    and its config with ``architectures`` set (see the module docstring). Returns ``dest``."""
+def serving_folder() -> Path:
+    """The converted embedded model's folder, which ``transformers serve`` loads as it is
+    (its config names the architecture)."""
     from robustness.runners.embedded import ensure_converted
 
-    source = ensure_converted().path
-    dest.mkdir(parents=True, exist_ok=True)
-    for entry in source.iterdir():
-        target = dest / entry.name
-        if entry.name == "config.json" or target.exists():
-            continue
-        target.symlink_to(entry)
-    config = json.loads((source / "config.json").read_text(encoding="utf-8"))
-    if not config.get("architectures"):
-        config["architectures"] = ["LlamaForCausalLM"]
-    (dest / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
-    return dest
+    return ensure_converted().path
 
 
 def free_port() -> int:

@@ -13,9 +13,11 @@ from robustness.runners import make_runner
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
-    ({"backend": "llamafile"}, r"unknown backend 'llamafile': use one of hf"),
-    ({"backend": "vllm"}, r"backend 'vllm' arrives in a later version"),
-    ({"backend": "openai"}, r"backend 'openai' arrives in a later version"),
+    ({"backend": "llamafile"}, r"unknown backend 'llamafile': use one of hf, vllm, openai"),
+    ({"backend": "vllm"}, r"pip install"),
+    ({"backend": "openai"}, r"backend 'openai' needs the model name the server serves"),
+    ({"backend": "openai", "model": "m"}, r"backend 'openai' needs base_url"),
+    ({"threads": 1, "port": 2}, r"backend 'hf' has no option\(s\) port"),
     ({"dtype": "float8"}, r"unknown dtype 'float8'"),
     ({"batch_size": 0}, r"batch_size must be a positive integer"),
     ({"model": "./no/such/model"}, r"model path './no/such/model' does not exist\."),

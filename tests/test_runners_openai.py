@@ -65,7 +65,7 @@ def one_sentence(message: str) -> bool:
 # --------------------------------------------------------------------------- fixtures
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return serving_folder(tmp_path_factory.mktemp("serve") / "smollm2")
+    return serving_folder()
 
 
 @pytest.fixture(scope="module")

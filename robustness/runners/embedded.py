@@ -42,7 +42,7 @@ GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_ID = "SmolLM2-135M-Instruct"
 MARKER = "robustness-model.json"
 #: Bump when the conversion's output changes, so old folders are not reused.
-CONVERSION_FORMAT = 1
+CONVERSION_FORMAT = 2
 #: Temporary folders of crashed conversions older than this are removed.
 STALE_TMP_SECONDS = 3600.0
 
@@ -176,6 +176,9 @@ def _save_converted(model: Any, tokenizer: Any, folder: Path) -> None:
     if hasattr(config, "quantization_config"):
         del config.quantization_config
     config.dtype = torch.float32
+    # A GGUF load leaves no architectures entry; servers such as `transformers serve` pick
+    # the model class from it.
+    config.architectures = [type(model).__name__]
     config.save_pretrained(folder)
     if getattr(model, "generation_config", None) is not None:
         model.generation_config.save_pretrained(folder)
