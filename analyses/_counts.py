@@ -1,6 +1,8 @@
 """Answer counts per prompt set, the arithmetic under agreement and PSS (private).
 
 A *prompt set* is the valid variants of one (model, dataset, item, category).
+Agreement needs at least :data:`MIN_SET` valid answers: with one, C_i = 1 by
+construction and says nothing, so such a set has no C_i and its row no ``agree``.
 Everything here works on integer codes with numpy, so a million rows take a
 fraction of a second: answers are counted per (group, answer) pair with one
 ``np.unique`` and the per-group statistics are segment reductions over those pairs.
@@ -14,6 +16,9 @@ import numpy as np
 import pandas as pd
 
 from analyses._data import GROUP_KEYS, REFERENCE, answers, codes
+
+#: The fewest valid answers a prompt set needs for agreement to be defined.
+MIN_SET = 2
 
 
 @dataclass(frozen=True)
@@ -96,9 +101,10 @@ class PromptSets:
 
     @property
     def agree(self) -> np.ndarray:
-        """Per row: 1.0 when the answer equals its group's majority, 0.0 if not, NaN if invalid."""
+        """Per row: 1.0 when the answer equals its group's majority, 0.0 if not; NaN when the
+        row is invalid or its set has fewer than :data:`MIN_SET` valid answers."""
         out = (self.answer == self.maj.majority[self.group]).astype(float)
-        out[~self.valid] = np.nan
+        out[~self.valid | (self.maj.n[self.group] < MIN_SET)] = np.nan
         return out
 
 

@@ -9,6 +9,12 @@ N_i = sum_y n_i(y), the agreement of the set is
 Invalid rows (``valid == False``) are not variants of the set: they count
 neither in n_i(y) nor in N_i, and are reported as ``n_invalid``.
 
+A set with fewer than two valid answers has no agreement: with N_i = 1, C_i = 1
+by construction whatever the model does (an ordinal scale's only option-order
+variant, its reversal, or an item with one lexical substitution), so ``c_i`` is
+NaN there and its row gets no ``agree`` flag (the GEE leaves it out and says
+so).  Such sets are still measured by the flip rate against the original prompt.
+
 Tie rule
 --------
 When several answers share the largest count the *majority* is
@@ -28,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analyses._counts import PromptSets, prompt_sets
+from analyses._counts import MIN_SET, PromptSets, prompt_sets
 from analyses._data import REFERENCE, load, nullable_int
 
 
@@ -36,7 +42,7 @@ def items_frame(ps: PromptSets) -> pd.DataFrame:
     """:func:`item_agreement` on prompt sets already built (used by the pipeline)."""
     n = ps.maj.n
     with np.errstate(invalid="ignore", divide="ignore"):
-        c_i = np.where(n > 0, ps.maj.top / np.maximum(n, 1), np.nan)
+        c_i = np.where(n >= MIN_SET, ps.maj.top / np.maximum(n, 1), np.nan)
     keys = ps.keys
     return pd.DataFrame({
         "model": keys["model"].to_numpy(),
@@ -88,7 +94,8 @@ def agreement_rows(df: pd.DataFrame) -> pd.DataFrame:
 
     ``agree`` is True when the row's answer equals the majority of its prompt set
     (same model, dataset, item and category), False otherwise, and missing for
-    invalid rows.  The majority follows the module's tie rule.
+    invalid rows and for the only valid row of a set (agreement needs two answers).
+    The majority follows the module's tie rule.
 
     Examples
     --------
@@ -105,8 +112,9 @@ def agreement_rows(df: pd.DataFrame) -> pd.DataFrame:
     out = df.reset_index(drop=True).copy()
     maj = ps.maj.majority[ps.group]
     out["majority"] = nullable_int(maj, maj >= 0)
-    agree = pd.array(ps.agree == 1.0, dtype="boolean")
-    agree[~ps.valid] = pd.NA
+    flags = ps.agree
+    agree = pd.array(flags == 1.0, dtype="boolean")
+    agree[np.isnan(flags)] = pd.NA
     out["agree"] = agree
     return out
 

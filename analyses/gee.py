@@ -42,7 +42,7 @@ import scipy.sparse as sp
 from scipy import stats
 from scipy.special import expit
 
-from analyses._counts import PromptSets, prompt_sets
+from analyses._counts import MIN_SET, PromptSets, prompt_sets
 from analyses._data import REFERENCE, codes, correct_column, load
 from analyses.design import build_design, independent_columns
 from analyses.formula import Formula, parse_formula
@@ -459,7 +459,15 @@ def gee_loaded(
     if n_orig:
         notes.append(f"{n_orig} rows of category 'original' (the reference prompt) are not "
                      "part of the model.")
-    n_other = int((perturbed & valid & ~use).sum())
+    single = np.zeros(len(t), dtype=bool)
+    if f.response == "agree" and f.response not in user_columns:
+        sets = ps or prompt_sets(t)
+        single = perturbed & valid & (sets.maj.n[sets.group] < MIN_SET)
+        if single.any():
+            notes.append(f"{int(single.sum())} rows are the only valid answer of their prompt "
+                         "set, where agreement is undefined; they were excluded (see the flip "
+                         "rate for those categories).")
+    n_other = int((perturbed & valid & ~use & ~single).sum())
     if n_other:
         notes.append(f"{n_other} valid rows without a value of the response or of a formula "
                      "variable were excluded.")

@@ -161,7 +161,10 @@ def test_agreement_matches_a_plain_python_count():
     res = item_agreement(t).set_index(["model", "dataset", "item_id", "category"])
     for key, g in t[t.valid].groupby(["model", "dataset", "item_id", "category"]):
         counts = g["answer"].value_counts()
-        assert res.loc[key, "c_i"] == pytest.approx(counts.max() / len(g))
+        if len(g) < 2:  # one answer: agreement is undefined, not 1
+            assert np.isnan(res.loc[key, "c_i"])
+        else:
+            assert res.loc[key, "c_i"] == pytest.approx(counts.max() / len(g))
         assert res.loc[key, "n_valid"] == len(g)
 
 
@@ -185,3 +188,18 @@ def test_item_with_two_dataset_types_is_refused():
     t.loc[1, "dataset_type"] = "subjective"
     with pytest.raises(TableError, match="both 'objective' and 'subjective'"):
         item_agreement(t)
+
+
+def test_a_set_with_one_answer_has_no_agreement_and_no_agree_flag():
+    t = pd.DataFrame({"model": "m", "dataset": "d", "dataset_type": "subjective",
+                      "item_id": "s1", "category": ["original", "option_order", "framing",
+                                                    "framing"],
+                      "variant_id": ["o/0", "option_order/0", "f/0", "f/1"],
+                      "answer": [0, 3, 1, 1], "valid": True})
+    res = item_agreement(t).set_index("category")
+    assert np.isnan(res.loc["option_order", "c_i"]) and res.loc["option_order", "n_valid"] == 1
+    assert res.loc["framing", "c_i"] == 1.0
+    assert agreement_rows(t)["agree"].isna().tolist() == [True, True, False, False]
+    # ... while its flip rate against the original prompt is defined
+    flips = flip_rate(t).set_index("category")
+    assert flips.loc["option_order", "flip_rate"] == 1.0

@@ -96,7 +96,7 @@ def _statsmodels_fit(table, cluster):
     import statsmodels.formula.api as smf
 
     r = agreement_rows(table)
-    d = r[(r.category != "original") & r.valid.astype(bool)].copy()
+    d = r[(r.category != "original") & r.valid.astype(bool) & r.agree.notna()].copy()
     d["agree"] = d["agree"].astype(float)
     keys = ["dataset", "item_id"] if cluster == "item" else ["model", "dataset", "item_id"]
     d["clu"] = d[keys].astype(str).agg("/".join, axis=1)
@@ -187,8 +187,8 @@ def test_separated_cell_is_named_dropped_and_the_fit_stays_finite(small):
         ["model:category", "model=model_2, category=formatting", 1]]
     assert sep.n_rows.iloc[0] == int(hit.sum())
     assert any("separation" in n and "model_2" in n for n in fit.notes)
-    assert fit.n_obs == int((r.valid.astype(bool) & (r.category != "original")).sum()
-                            - hit.sum())
+    assert fit.n_obs == int((r.valid.astype(bool) & (r.category != "original")
+                             & r.agree.notna()).sum() - hit.sum())
     assert np.isfinite(fit.bse).all() and (fit.bse > 1e-3).all()
     assert fit.wald(2).set_index("term").loc["model:category", "df"] == 13
     with pytest.raises(TableError, match="model=model_2, category=formatting"):

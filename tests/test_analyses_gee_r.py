@@ -67,7 +67,8 @@ def _compare(ref: pd.DataFrame, cluster: str) -> dict[str, float]:
     assert fit.n_obs == int(get("n_obs").iloc[0])
     # R derived the agreement flags on its own: the number of agreeing rows must match.
     rows = agreement_rows(table)
-    fitted = rows[rows.valid.astype(bool) & (rows.category != "original")]
+    fitted = rows[rows.valid.astype(bool) & (rows.category != "original") & rows.agree.notna()]
+    assert len(fitted) == fit.n_obs
     assert int(fitted.agree.astype(bool).sum()) == int(get("n_agree").iloc[0])
     return worst
 

@@ -40,8 +40,11 @@ majority <- vapply(split(seq_len(nrow(d)), set_key), function(rows) {
   if (!is.na(pref) && pref %in% modes) pref else modes[1]
 }, integer(1))
 d$agree <- as.integer(d$answer == majority[set_key])
+# a set with a single valid answer has no agreement (C_i = 1 by construction): left out
+set_size <- table(set_key)
+d$set_n <- as.integer(set_size[set_key])
 
-m <- d[d$category != "original", ]
+m <- d[d$category != "original" & d$set_n >= 2, ]
 lev <- function(x) sort(unique(x), method = "radix")
 for (v in c("model", "dataset_type", "category")) m[[v]] <- factor(m[[v]], levels = lev(m[[v]]))
 form <- agree ~ model + dataset_type * category + model:category
