@@ -50,6 +50,14 @@ class SamplingParams:
         self.skip_special_tokens = skip_special_tokens
 
 
+class SamplingParamsWithIds(SamplingParams):
+    """Recent vLLM's ``SamplingParams``, which also takes ``logprob_token_ids``."""
+
+    def __init__(self, *, logprob_token_ids: list[int] | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.logprob_token_ids = logprob_token_ids
+
+
 class FakeLLM:
     """``vllm.LLM`` answering from a float32 transformers model, one request at a time."""
 
@@ -81,13 +89,16 @@ class FakeLLM:
             logits = self.model(torch.tensor([ids])).logits[0].float()
         return torch.log_softmax(logits, dim=-1)
 
-    def _entry(self, row: Any, k: int, chosen: int) -> dict[int, Logprob]:
+    def _entry(self, row: Any, k: int, chosen: int, ids: list[int] | None = None
+               ) -> dict[int, Logprob]:
+        """The sampled (or prompt) token and the top-k, or the sampled token and exactly the
+        requested ``ids`` (which replace the top-k, as in vLLM)."""
         import torch
 
         order = torch.argsort(row, descending=True).tolist()
         rank = {tok: r + 1 for r, tok in enumerate(order)}
         entry = {chosen: Logprob(float(row[chosen]), rank[chosen])}
-        for tok in order[:k]:
+        for tok in ids if ids else order[:k]:
             entry[tok] = Logprob(float(row[tok]), rank[tok])
         return entry
 
@@ -120,7 +131,8 @@ class FakeLLM:
             tok = int(row.argmax())
             tokens.append(tok)
             if sample_logprobs is not None:
-                sample_logprobs.append(self._entry(row, params.logprobs, tok))
+                sample_logprobs.append(self._entry(row, params.logprobs, tok,
+                                                   getattr(params, "logprob_token_ids", None)))
             if tok == eos:
                 finish = "stop"
                 break
@@ -215,6 +227,7 @@ def test_choice_scores_match_the_hf_runner_including_colliding_labels(fake_vllm,
     # with k=1 nearly every label lies outside the top-k, so the exact prompt_logprobs fallback
     # answers most reads; with k=20 the top-k answers some of them.
     exact = [s for call in FakeLLM.made[-1].calls for _, s in call if s.prompt_logprobs]
+    assert len(exact) == runner.exact_requests and not runner.token_ids_supported
     reads = sum(len(tokens) for labels in LABELS
                 for r in runner._plan(tuple(labels)).reads for _, _, tokens in r)
     if top_logprobs == 1:
@@ -222,6 +235,20 @@ def test_choice_scores_match_the_hf_runner_including_colliding_labels(fake_vllm,
     else:
         assert len(exact) < reads
     assert all(s.max_tokens == 1 for s in exact)
+
+
+def test_named_token_logprobs_need_no_fallback_where_vllm_has_them(fake_vllm, folder, hf):
+    fake_vllm.SamplingParams = SamplingParamsWithIds
+    runner = make(folder, top_logprobs=1)
+    assert runner.token_ids_supported
+    got = runner.score_options(PROMPTS, LABELS)
+    want = hf.score_options(PROMPTS, LABELS)
+    for g, w in zip(got, want, strict=True):
+        assert all(close(a, b) for a, b in zip(g.probs, w.probs, strict=True)), (g, w)
+        assert close(g.top_prob, w.top_prob) and g.top_token == w.top_token
+    asked = [s for call in FakeLLM.made[-1].calls for _, s in call]
+    assert runner.exact_requests == 0 and not any(s.prompt_logprobs for s in asked)
+    assert all(s.logprob_token_ids for s in asked)
 
 
 def test_colliding_labels_cost_one_request_per_trie_node(fake_vllm, folder):
