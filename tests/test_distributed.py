@@ -103,7 +103,7 @@ def test_two_workers_give_the_single_process_table_in_every_mode(ray_session, tm
     seen: list[tuple[str, int, int]] = []
     table = run_ray(variants, models(folder, "choice", "cloze", "generate"),
                     cache=tmp_path / "ray.sqlite", workers=2, shard_size=5, info=info,
-                    progress=lambda m, done, total: seen.append((m, done, total)))
+                    noise_floor=4, progress=lambda m, done, total: seen.append((m, done, total)))
     want, counts = baseline
     same(want, table)
     assert list(table["variant_id"]) == list(want["variant_id"])  # the same order, too
@@ -111,6 +111,8 @@ def test_two_workers_give_the_single_process_table_in_every_mode(ray_session, tm
     local: dict = {}
     rb.run(variants[:1], models(folder, "choice"), info=local)
     assert info["c"]["runner"] == local["c"]["runner"]  # the workers' identity keys the cache
+    assert info["c"]["noise_floor"]["k"] == 4 and info["c"]["noise_floor"]["flips"] == 0
+    assert "noise_floor" not in info["z"]  # choice mode only, as in run
     assert {m for m, _, _ in seen} == {"c", "z", "g"}
     assert all(done <= total for _, done, total in seen)
     with Cache(tmp_path / "ray.sqlite") as cache:
