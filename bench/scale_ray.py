@@ -79,6 +79,11 @@ def main() -> None:
                         help="alternating rounds; each path's best is reported")
     args = parser.parse_args()
 
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None:
+        print("SKIP: ray is not installed: pip install 'robustness[ray]'.")
+        return
     import ray
 
     import robustness as rb
