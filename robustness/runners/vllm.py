@@ -407,6 +407,9 @@ def make_vllm_runner(
                          "as the model's own setting instead.")
     engine_args.setdefault("enable_prefix_caching", False)
     engine_args.setdefault("seed", 0)
+    cap = int(engine_args.get("max_logprobs", 0) or 0)
+    if cap > 0:  # vLLM refuses requests for more log-probs than its max_logprobs
+        top_logprobs = min(top_logprobs, cap)
     vllm_dtype = VLLM_DTYPES[dtype]
     try:
         llm = vllm.LLM(model=source, tokenizer=source, dtype=vllm_dtype, **engine_args)
