@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -132,13 +133,19 @@ def test_a_sigkilled_worker_loses_nothing_and_a_repeat_sends_nothing(ray_session
     def kill_a_busy_worker(model: str, done: int, total: int) -> None:
         if killed or done == 0:
             return
-        last: dict[int, str] = {}
-        for event in read_log(log_dir):
-            last[event["pid"]] = event["event"]
-        busy = sorted(pid for pid, event in last.items() if event == "start")
-        assert busy, "no worker was inside a shard when the first shard finished"
-        os.kill(busy[0], signal.SIGKILL)
-        killed.append(busy[0])
+        # the worker that just finished starts its queued shard a moment later: poll for it.
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            last: dict[int, str] = {}
+            for event in read_log(log_dir):
+                last[event["pid"]] = event["event"]
+            busy = sorted(pid for pid, event in last.items() if event == "start")
+            if busy:
+                os.kill(busy[0], signal.SIGKILL)
+                killed.append(busy[0])
+                return
+            time.sleep(0.02)
+        raise AssertionError("no worker was inside a shard after the first shard finished")
 
     info: dict = {}
     choice = models(folder, "choice")
