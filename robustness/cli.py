@@ -72,11 +72,15 @@ def run_command(
                                     help="re-score K prompts alone and in batches: flips from "
                                     "numerics alone"),
     csv: bool = typer.Option(False, help="also write a CSV copy of the table"),
+    ray: str | None = typer.Option(None, "--ray", metavar="[ADDRESS]",
+                                   help="shard over Ray: alone (or 'local') a local Ray; "
+                                   "'auto', HOST:PORT or ray://HOST:10001 for a cluster"),
+    workers: int = typer.Option(2, help="Ray workers per model (with --ray)"),
 ) -> None:
     """Run a study: every variant of every item through every model, into one long table."""
     from robustness.commands.run import run_command as body
 
-    body(study, resume, limit, noise_floor, csv)
+    body(study, resume, limit, noise_floor, csv, ray, workers)
 
 
 @app.command("validate")
@@ -130,6 +134,11 @@ def main() -> None:
 
     from robustness.errors import RobustnessError
 
+    argv = sys.argv
+    if "--ray" in argv:  # `--ray` with no address means a local Ray
+        i = argv.index("--ray")
+        if i + 1 == len(argv) or argv[i + 1].startswith("-"):
+            argv.insert(i + 1, "local")
     try:
         app()
     except (RobustnessError, FileNotFoundError, ValueError) as exc:

@@ -187,7 +187,7 @@ def resolve_model_paths(config: StudyConfig) -> StudyConfig:
     """
     models = []
     for m in config.models:
-        if m.backend == "hf" and m.model != "embedded":
+        if m.backend in ("hf", "vllm") and m.model != "embedded":
             local = config.path(m.model)
             path_like = m.model.startswith((".", "/", "~")) or m.model.count("/") > 1
             if local.exists():
@@ -209,11 +209,15 @@ def run_study(
     runners: Mapping[str, Any] | None = None,
     csv: bool = False,
     items: Sequence[Item] | None = None,
+    ray: str | None = None,
+    workers: int = 2,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Run a whole study and write its table; return the table and its metadata.
 
     ``resume=False`` starts from an empty cache (the old cache file is removed);
-    ``items`` replaces the study's item files (the demo passes a subset).
+    ``items`` replaces the study's item files (the demo passes a subset).  ``ray``
+    (``"local"``, ``"auto"`` or a cluster address) shards the variants over ``workers``
+    Ray workers per model (:func:`robustness.distributed.run_ray`); the table is the same.
     """
     import robustness
 
@@ -226,9 +230,17 @@ def run_study(
             Path(str(config.cache_path) + suffix).unlink(missing_ok=True)
     config.cache_path.parent.mkdir(parents=True, exist_ok=True)
     info: dict[str, Any] = {}
-    table = run(variants, config.models, cache=config.cache_path, study=config.name,
-                seed=config.seed, progress=progress, runners=runners,
-                noise_floor=noise_floor, info=info)
+    if ray is not None:
+        from robustness.distributed import run_ray
+
+        table = run_ray(variants, config.models, cache=config.cache_path,
+                        address=None if ray == "local" else ray, workers=workers,
+                        study=config.name, seed=config.seed, progress=progress, info=info,
+                        noise_floor=noise_floor)
+    else:
+        table = run(variants, config.models, cache=config.cache_path, study=config.name,
+                    seed=config.seed, progress=progress, runners=runners,
+                    noise_floor=noise_floor, info=info)
     meta: dict[str, Any] = {
         "toolkit": "robustness",
         "version": robustness.__version__,
@@ -236,6 +248,7 @@ def run_study(
         "n_items": len(items),
         "n_variants": len(variants),
         "limit": limit,
+        "ray": {"address": ray, "workers": workers} if ray is not None else None,
         "models": info,
     }
     write_parquet(table, config.table_path, meta)

@@ -231,3 +231,26 @@ def test_reduced_types_study_example(tmp_path):
     assert table.groupby("dataset")["item_id"].nunique().eq(2).all()
     assert table["valid"].all() and set(table["category"]) == {"original", "option_order",
                                                                "framing"}
+
+
+@pytest.mark.slow
+def test_cli_ray_flag_gives_the_same_table(tmp_path, tiny_folder):
+    pytest.importorskip("ray", reason="ray is a dev extra: make test installs it")
+    exe = str(Path(sys.executable).with_name("robustness"))
+    tables = []
+    for name, extra in (("plain", []), ("ray", ["--ray", "--workers", "2"])):
+        folder = tmp_path / name
+        folder.mkdir()
+        study = study_file(folder, tiny_folder, models=[{"name": "c", "batch_size": 1}])
+        done = subprocess.run([exe, "run", str(study), "--limit", "3", *extra],
+                              capture_output=True, text=True,
+                              env={**os.environ, "OMP_NUM_THREADS": "1"})
+        assert done.returncode == 0, done.stderr[-2000:]
+        tables.append(read_table(folder / "out" / "t.parquet"))
+        if extra:
+            assert read_metadata(folder / "out" / "t.parquet")["ray"] == {
+                "address": "local", "workers": 2}
+    cols = ["item_id", "variant_id", "answer", "option_probs"]
+    a, b = (t.sort_values(["item_id", "variant_id"])[cols].reset_index(drop=True)
+            for t in tables)
+    pd.testing.assert_frame_equal(a, b)

@@ -69,13 +69,13 @@ def summarise(console: Console, table: pd.DataFrame, meta: dict[str, Any], path:
 
 
 def run_command(study: str, resume: bool, limit: int | None, noise_floor: int,
-                csv: bool) -> pd.DataFrame:
+                csv: bool, ray: str | None = None, workers: int = 2) -> pd.DataFrame:
     config = load_study(study)
     console = Console()
     bars, update = progress_bars(console)
     start = time.perf_counter()
     with bars:
         table, meta = run_study(config, limit=limit, resume=resume, noise_floor=noise_floor,
-                                progress=update, csv=csv)
+                                progress=update, csv=csv, ray=ray, workers=workers)
     summarise(console, table, meta, config.table_path, time.perf_counter() - start)
     return table
