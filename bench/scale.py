@@ -1,4 +1,6 @@
-"""Benchmark of the openai backend against the server's own throughput (issue 6, section 4).
+"""Scale-out benchmark: the openai backend against the server's own throughput, then a
+2-worker local Ray run against the single-process run (``bench/scale_ray.py``, run as its own
+process after the openai part unless ``--no-ray``).
 
 Run: ``.venv/bin/python bench/scale.py [--n 16] [--rounds 5] [--max-tokens 1]
 [--concurrency 1 4 16] [--server-threads 1]``, or against a server you started yourself:
@@ -48,6 +50,7 @@ import http.client
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -186,6 +189,7 @@ def main() -> None:
                         help="torch threads of the started server")
     parser.add_argument("--base-url", help="use this running server instead of starting one")
     parser.add_argument("--model", help="the model name on --base-url")
+    parser.add_argument("--no-ray", action="store_true", help="skip bench/scale_ray.py")
     args = parser.parse_args()
 
     prompts = demo_prompts(args.n)
@@ -226,6 +230,10 @@ def main() -> None:
     print(f"at concurrency {last['concurrency']} the runner reaches {last['ratio_best']:.3f}x "
           f"the ceiling (median {last['ratio_median']:.3f}x, CPU bound {last['cpu_bound']:.4f}"
           f"x; {verdict} the 0.9x target)")
+    if not args.no_ray:
+        print()
+        subprocess.run([sys.executable, str(Path(__file__).with_name("scale_ray.py"))],
+                       check=False)
 
 
 if __name__ == "__main__":
