@@ -68,6 +68,10 @@ def test_json_and_toml_blocks_are_valid(tmp_path):
     path = tmp_path / "mine.jsonl"
     path.write_text(json.dumps(json.loads(item)) + "\n")
     assert rb.load_items(path)[0].answer == 1
+    backends = []
     for toml in blocks("toml"):
-        config = study_from_dict(tomllib.loads(toml))
-        assert config.models[0].backend == "hf"
+        (model,) = study_from_dict(tomllib.loads(toml)).models
+        backends.append(model.backend)
+        if model.backend == "openai":
+            assert model.options["base_url"].startswith("http://127.0.0.1")
+    assert backends == ["hf", "openai"]
