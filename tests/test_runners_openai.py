@@ -465,3 +465,21 @@ def test_choice_mode_with_top_logprobs_matches_the_local_backend(server: ModelSe
         if (ordered[0] - ordered[1]) * label_mass > 4 * floor:
             assert g.argmax == w.argmax
         assert sum(g.probs) == pytest.approx(1.0)
+
+
+@pytest.mark.slow
+def test_a_study_file_reaches_the_server_through_make_runner(server: ModelServer,
+                                                             tmp_path: Path) -> None:
+    """The wiring end to end: [[models]] backend = "openai" with options -> run_study."""
+    study = tmp_path / "served.toml"
+    study.write_text(
+        '[study]\nname = "served"\nfamilies = ["option_order"]\nn_variants = 1\n'
+        'items_per_dataset = 1\n'
+        f'[[models]]\nname = "served"\nbackend = "openai"\nmodel = "{server.model}"\n'
+        'mode = "generate"\nmax_new_tokens = 4\n'
+        f'[models.options]\nbase_url = "{server.base_url}"\nconcurrency = 2\n'
+        '[output]\ntable = "served.parquet"\n')
+    table, meta = rb.run_study(rb.load_study(study))
+    assert len(table) == 8 and set(table["model"]) == {"served"}  # 4 datasets x 2 prompts
+    assert meta["models"]["served"]["runner"]["backend"] == "openai"
+    assert server.base_url not in json.dumps(meta)  # an ephemeral port is not an identity
