@@ -103,8 +103,11 @@ class Headline:
     interaction_p: float | None
 
     def lines(self) -> list[str]:
-        out = [f"mean agreement: objective {self.objective:.3f} vs subjective "
-               f"{self.subjective:.3f}",
+        if np.isnan(self.least_stable_agreement):
+            return ["agreement is not defined on this table: no prompt set has two valid "
+                    "answers (more variants per family, or fewer invalid outputs, are needed)"]
+        out = [f"mean agreement: objective {_cell(self.objective)} vs subjective "
+               f"{_cell(self.subjective)}",
                f"least stable family: {self.least_stable} (mean agreement "
                f"{self.least_stable_agreement:.3f})"]
         if self.interaction_chi2 is not None:
@@ -203,42 +206,52 @@ def type_cells(result: Any, seed: int = 0, n_boot: int = 1000) -> pd.DataFrame:
 # ----------------------------------------------------------------------------- writing
 
 
-def _figures(table: pd.DataFrame, result: Any, folder: Path) -> dict[str, tuple[Path, str]]:
+def _figures(table: pd.DataFrame, result: Any, folder: Path,
+             skipped: list[str]) -> dict[str, tuple[Path, str]]:
+    """Draw every figure the table has data for; say in ``skipped`` why any other is missing."""
     from analyses.pss import pss_items
     from analyses.spread import format_accuracy
 
     made: dict[str, tuple[Path, str]] = {}
+
+    def draw(name: str, data: pd.DataFrame, plot: Any, caption: str, why: str) -> None:
+        if len(data):
+            made[name] = (figures.save(plot(data), folder / f"{name}.png"), caption)
+        else:
+            skipped.append(f"Figure '{name}' is not drawn: {why}.")
+
     items = result.tables["agreement_items"]
-    made["agreement_heatmap"] = (figures.save(figures.agreement_heatmap(items),
-                                              folder / "agreement_heatmap.png"),
-                                 "Mean agreement C_i by model and perturbation category.")
-    made["type_by_category"] = (figures.save(figures.type_by_category(type_cells(result)),
-                                             folder / "type_by_category.png"),
-                                "Objective vs subjective mean agreement by category, 95% "
-                                "item-bootstrap intervals, one panel per model.")
+    defined = items[items["c_i"].notna() & (items["category"] != "original")]
+    no_sets = "no prompt set has two valid answers"
+    draw("agreement_heatmap", defined, figures.agreement_heatmap,
+         "Mean agreement C_i by model and perturbation category.", no_sets)
+    draw("type_by_category", type_cells(result) if len(defined) else defined,
+         figures.type_by_category,
+         "Objective vs subjective mean agreement by category, 95% item-bootstrap intervals, "
+         "one panel per model.", no_sets)
     s_items = pss_items(table)
-    made["pss_distribution"] = (figures.save(figures.pss_distribution(s_items),
-                                             folder / "pss_distribution.png"),
-                                "Distribution of per-item prompt sensitivity S_i (share of "
-                                "discordant variant pairs) by category.")
+    pairs = s_items[(s_items["score"] == "answer") & s_items["s_i"].notna()
+                    & ~s_items["category"].isin(["original", "all"])]
+    draw("pss_distribution", pairs, lambda _: figures.pss_distribution(s_items),
+         "Distribution of per-item prompt sensitivity S_i (share of discordant variant pairs) "
+         "by category.", "no prompt set has two valid answers")
     obj = table[(table["dataset_type"] == "objective")
                 & table["category"].isin(["original", "formatting"])]
-    if len(obj) and obj["gold"].notna().any():
-        acc = format_accuracy(obj, by=("model",), format_col="variant_id")
-        made["format_accuracy"] = (figures.save(figures.format_accuracy_plot(acc),
-                                                folder / "format_accuracy.png"),
-                                   "Accuracy of objective items under each prompt format "
-                                   "(original and formatting variants).")
+    acc = (format_accuracy(obj, by=("model",), format_col="variant_id")
+           if len(obj) and obj["gold"].notna().any() else obj.iloc[0:0])
+    draw("format_accuracy", acc, figures.format_accuracy_plot,
+         "Accuracy of objective items under each prompt format (original and formatting "
+         "variants).", "no objective item with a gold answer was asked in several formats")
+    points = table.iloc[0:0]
     if "confidence" in table.columns and table["confidence"].notna().any():
         conf = (table[table["valid"]].groupby(["model", "dataset", "item_id"])["confidence"]
                 .mean().reset_index())
         s_all = s_items[(s_items["category"] == "all") & (s_items["score"] == "answer")]
         points = s_all.merge(conf, on=["model", "dataset", "item_id"]).dropna(
             subset=["confidence", "s_i"])
-        made["confidence_vs_pss"] = (figures.save(figures.confidence_vs_pss(points),
-                                                  folder / "confidence_vs_pss.png"),
-                                     "Mean decoding confidence of an item's prompts against "
-                                     "its sensitivity S_i (all variants pooled).")
+    draw("confidence_vs_pss", points, figures.confidence_vs_pss,
+         "Mean decoding confidence of an item's prompts against its sensitivity S_i (all "
+         "variants pooled).", "the table has no decoding confidence (choice mode records it)")
     return made
 
 
@@ -267,7 +280,8 @@ def write_report(table: pd.DataFrame, result: Any, out_dir: str | Path,
     """Write report.html, report.md, figures/ and LaTeX tables; return their paths."""
     out = Path(out_dir)
     meta = meta or {}
-    figs = _figures(table, result, out / "figures")
+    skipped: list[str] = []
+    figs = _figures(table, result, out / "figures", skipped)
     tabs = _report_tables(result)
     tex_dir = out / "tables"
     tex_dir.mkdir(parents=True, exist_ok=True)
@@ -280,11 +294,12 @@ def write_report(table: pd.DataFrame, result: Any, out_dir: str | Path,
     head = headline(result)
     fragile = fragile_items(table, result.tables["agreement_items"])
     title = f"Prompt robustness report: {(meta.get('study') or {}).get('name', 'long table')}"
+    notes = [*result.notes, *skipped]
     paths = {
         "html": _write_html(out / "report.html", title, table, meta, result, head, figs, tabs,
-                            fragile),
+                            fragile, notes),
         "md": _write_md(out / "report.md", title, table, meta, result, head, figs, tabs,
-                        fragile),
+                        fragile, notes),
     }
     paths.update({k: p for k, (p, _) in figs.items()})
     return paths
@@ -302,7 +317,7 @@ details summary{cursor:pointer;color:#1f4e79}"""
 def _write_html(path: Path, title: str, table: pd.DataFrame, meta: Mapping[str, Any],
                 result: Any, head: Headline, figs: Mapping[str, tuple[Path, str]],
                 tabs: Mapping[str, tuple[str, pd.DataFrame]],
-                fragile: Sequence[tuple[pd.Series, pd.DataFrame]]) -> Path:
+                fragile: Sequence[tuple[pd.Series, pd.DataFrame]], notes: Sequence[str]) -> Path:
     e = html.escape
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{e(title)}"
              f"</title><style>{_CSS}</style></head><body><h1>{e(title)}</h1>"]
@@ -321,9 +336,9 @@ def _write_html(path: Path, title: str, table: pd.DataFrame, meta: Mapping[str, 
     for caption, frame in tabs.values():
         parts.append(f"<h3>{e(caption)}</h3>" + (to_html(frame) if len(frame) else
                                                  "<p>(none)</p>"))
-    if result.notes:
+    if notes:
         parts.append("<h2>Notes</h2><ul>" + "".join(f"<li class='note'>{e(n)}</li>"
-                                                    for n in result.notes) + "</ul>")
+                                                    for n in notes) + "</ul>")
     parts.append("<h2>Most fragile items</h2><p>The items with the lowest mean agreement over "
                  "perturbation categories, with every variant's answer.</p>")
     for info, rows in fragile:
@@ -348,7 +363,7 @@ def _write_html(path: Path, title: str, table: pd.DataFrame, meta: Mapping[str, 
 def _write_md(path: Path, title: str, table: pd.DataFrame, meta: Mapping[str, Any],
               result: Any, head: Headline, figs: Mapping[str, tuple[Path, str]],
               tabs: Mapping[str, tuple[str, pd.DataFrame]],
-              fragile: Sequence[tuple[pd.Series, pd.DataFrame]]) -> Path:
+              fragile: Sequence[tuple[pd.Series, pd.DataFrame]], notes: Sequence[str]) -> Path:
     def esc(text: str) -> str:
         return "".join("\\" + ch if ch in "\\`*[]<>|" else ch for ch in text)
 
@@ -361,8 +376,8 @@ def _write_md(path: Path, title: str, table: pd.DataFrame, meta: Mapping[str, An
     lines += ["## Tables", ""]
     for caption, frame in tabs.values():
         lines += [f"### {esc(caption)}", "", to_markdown(frame) if len(frame) else "(none)", ""]
-    if result.notes:
-        lines += ["## Notes", ""] + [f"- {esc(n)}" for n in result.notes] + [""]
+    if notes:
+        lines += ["## Notes", ""] + [f"- {esc(n)}" for n in notes] + [""]
     lines += ["## Most fragile items", ""]
     for info, rows in fragile:
         lines += [f"### {esc(str(info['dataset']))} / {esc(str(info['item_id']))} "

@@ -136,3 +136,14 @@ def test_report_renders_in_headless_chromium_with_every_image(report, tmp_path):
     non_white = (pixels.mean(axis=2) < 0.95).mean()
     colourful = (pixels.std(axis=2) > 0.1).mean()
     assert non_white > 0.05 and colourful > 0.01, (non_white, colourful)
+
+
+def test_a_table_without_any_agreement_still_gets_a_report(tmp_path):
+    """One variant per family: every prompt set has a single answer, so nothing is defined."""
+    table = synthetic_table(models=1, n_items=4, n_variants=1, seed=3)
+    result = analyze(table, tmp_path, n_boot=50, quiet=True)
+    paths = write_report(table, result, tmp_path, {})
+    md = paths["md"].read_text()
+    assert "agreement is not defined on this table" in md
+    assert "Figure 'agreement_heatmap' is not drawn: no prompt set has two valid answers" in md
+    assert paths["html"].exists() and "agreement_heatmap" not in paths
