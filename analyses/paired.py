@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 import pingouin as pg
 
-from analyses._counts import PromptSets, prompt_sets
+from analyses._counts import MIN_SET, PromptSets, prompt_sets
 from analyses._data import REFERENCE, correct_column, load
 
 COCHRAN_OUTCOMES = ("consistent", "majority_is_original")
@@ -41,8 +41,9 @@ def cochran_q(
     Subjects are items (dataset + item_id); conditions are the perturbation
     categories (``original`` excluded); the binary outcome of an item in a
     category is, for ``outcome='consistent'``, whether all its valid variants
-    gave the same answer (C_i = 1), and for ``'majority_is_original'``, whether
-    the set's majority equals the original prompt's answer.  Items without a
+    gave the same answer (C_i = 1; undefined for a set with one answer), and for
+    ``'majority_is_original'``, whether the set's majority equals the original
+    prompt's answer.  Items without a
     value in every category are left out (``n_items_dropped``).
 
     Columns: ``by``, ``n_items``, ``n_items_dropped``, ``n_categories``, ``q``,
@@ -68,8 +69,8 @@ def cochran_sets(
         raise ValueError(f"outcome must be one of {COCHRAN_OUTCOMES}, not {outcome!r}.")
     keys = ps.keys.copy()
     n = ps.maj.n
-    if outcome == "consistent":
-        y = np.where(n > 0, (ps.maj.top == n).astype(float), np.nan)
+    if outcome == "consistent":  # a single answer is consistent by construction: no value
+        y = np.where(n >= MIN_SET, (ps.maj.top == n).astype(float), np.nan)
     else:
         y = np.where((n > 0) & (ps.original >= 0),
                      (ps.maj.majority == ps.original).astype(float), np.nan)
@@ -85,7 +86,9 @@ def cochran_sets(
         complete = wide.dropna()
         row = {**dict(zip(by, key, strict=True)), "n_items": len(complete),
                "n_items_dropped": len(wide) - len(complete), "n_categories": wide.shape[1]}
-        if wide.shape[1] < 2 or len(complete) < 2:
+        constant = complete.to_numpy().min() == complete.to_numpy().max() if len(complete) \
+            else True
+        if wide.shape[1] < 2 or len(complete) < 2 or constant:  # Q is 0/0 when nothing varies
             row.update(q=np.nan, dof=max(wide.shape[1] - 1, 0), p_value=np.nan)
         else:
             long = complete.reset_index().melt(id_vars="subject", var_name="category",
