@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest_runners import tiny_tokenizer
+from tiny_model import save_tiny_model
 from typer.testing import CliRunner
 
 import robustness as rb
@@ -24,20 +24,8 @@ FAMILIES = ["option_order", "label_substitution", "formatting", "framing", "logi
 
 @pytest.fixture(scope="module")
 def tiny_folder(tmp_path_factory) -> Path:
-    """A randomly initialised 2-layer Llama and a byte-level tokenizer, saved like any model."""
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    folder = tmp_path_factory.mktemp("tiny-model")
-    tokenizer = tiny_tokenizer()
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64,
-                         num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1,
-                         max_position_embeddings=4096, initializer_range=0.3,
-                         tie_word_embeddings=False, eos_token_id=2)
-    torch.manual_seed(0)
-    LlamaForCausalLM(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
+    """A randomly initialised 1-layer Llama and a byte-level tokenizer, saved like any model."""
+    return save_tiny_model(tmp_path_factory.mktemp("tiny-model"))
 
 
 def study_file(tmp_path: Path, folder: Path, *, models: list[dict], items: int = 3,
