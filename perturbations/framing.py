@@ -21,13 +21,14 @@ import numpy as np
 
 from perturbations.base import Candidate, Family, register
 from robustness.items import Item
-from robustness.prompts import PromptSpec
+from robustness.prompts import PromptSpec, task_kind
 
 #: The task part of the instruction, by kind of item.
 TASK = {
     "nominal": "Choose the correct option for the question below.",
     "agree": "Say how much you agree with the statement below.",
     "ordinal": "Choose the option that best answers the question below.",
+    "opinion": "Choose the option that best matches your view on the question below.",
 }
 
 PLAIN = (
@@ -67,12 +68,6 @@ OUTPUT_REQUIREMENT = (
     "{task} Format: reply with the label alone, for example the first option's label. Do not "
     "repeat the option text.",
 )
-
-
-def task_kind(item: Item) -> str:
-    if item.scale == "nominal":
-        return "nominal"
-    return "agree" if item.is_agree_scale else "ordinal"
 
 
 def framings(item: Item) -> dict[str, tuple[str, ...]]:

@@ -5,7 +5,8 @@ lower-case Roman numerals, Greek letters, and Latin letters from P onwards.
 Wrappers: ``A.``, ``(A)``, ``[A]``, ``A)``, ``A:``.  Each variant uses a label set
 other than the original's, cycling through the sets in a seeded order so that a
 handful of variants covers different sets.  The answer map sends a displayed
-label to its position.
+label to its position.  Items with an option that names other options by label
+("Both A and B") get no variants: new labels would break that reference.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import replace
 import numpy as np
 
 from perturbations.base import Candidate, Family, register
+from perturbations.references import any_label_reference
 from robustness.items import Item
 from robustness.prompts import PromptSpec
 
@@ -70,6 +72,8 @@ class LabelSubstitution(Family):
     def candidates(self, spec: PromptSpec, item: Item, rng: np.random.Generator) -> Iterator[
             Candidate]:
         k = item.n_options
+        if any_label_reference(item.options):
+            return
         current = label_set_name(spec.labels)
         sets = [s for s in LABEL_SETS if s != current and LABEL_SETS[s](k) is not None]
         if not sets:

@@ -9,7 +9,9 @@
   incorrect", ...).
 - Other ordinal scales (importance, frequency, ...) have no clean negation; they
   get equivalent reframings of the task without negation (the scale named by
-  its endpoints, "exactly one option must be chosen", ...).
+  its endpoints, "exactly one option must be chosen", ...).  So do agree-scale
+  items whose text is not one declarative sentence (a question, several
+  sentences): negating only part of it would not reverse the whole scale.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import numpy as np
 
 from perturbations.base import Candidate, Family, register
 from robustness.items import Item
-from robustness.prompts import PromptSpec
+from robustness.prompts import PromptSpec, task_kind
 
 NEGATIONS = (
     "It is not the case that {s}.",
@@ -63,6 +65,18 @@ ORDINAL_FORMS = (
 _KEEP_CAPITAL = re.compile(r"^(I\b|[A-Z]{2,}|[A-Z][a-z]*[A-Z])")
 
 
+def negatable(statement: str) -> bool:
+    """Whether ``statement`` is one declarative sentence, so that negating it negates it all.
+
+    A question ("Do you agree that ...?"), several sentences or a list cannot be wrapped
+    in "It is not the case that ..." without changing more than its polarity.
+    """
+    s = statement.strip()
+    body = s.rstrip(".").rstrip()
+    return bool(body) and not s.endswith(("?", "!", ":")) and not any(
+        mark in body for mark in (". ", "? ", "! ", "; ", "\n"))
+
+
 def embed_clause(statement: str) -> tuple[str, str]:
     """The statement as a subordinate clause (first letter lowered where safe) and as is.
 
@@ -80,19 +94,21 @@ class LogicalEquivalence(Family):
 
     def candidates(self, spec: PromptSpec, item: Item, rng: np.random.Generator) -> Iterator[
             Candidate]:
-        if item.is_agree_scale:
+        if item.is_agree_scale and negatable(spec.question):
             clause, whole = embed_clause(spec.question)
             for i in rng.permutation(len(NEGATIONS)):
                 text = NEGATIONS[int(i)].format(s=clause, S=whole)
                 yield spec.with_(question=text, negated=not spec.negated), {
                     "form": f"negation/{int(i)}", "negated": True}
             return
-        if item.scale == "nominal":
-            forms = NOMINAL_FORMS
-            fill = {}
+        kind = task_kind(item)
+        if kind == "nominal":
+            forms, fill = NOMINAL_FORMS, {}
+        elif kind == "opinion":  # unordered options with no correct one: no scale, no "correct"
+            forms, fill = ORDINAL_FORMS[1:], {}
         else:
             forms = ORDINAL_FORMS
             fill = {"first": item.options[0], "last": item.options[-1]}
         for i in rng.permutation(len(forms)):
             yield spec.with_(instruction=forms[int(i)].format(**fill)), {
-                "form": f"{item.scale}/{int(i)}", "negated": False}
+                "form": f"{kind}/{int(i)}", "negated": False}

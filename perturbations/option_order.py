@@ -6,16 +6,21 @@ random permutations.  Ordinal scales are reversed only (a shuffled agree scale
 is no longer a scale); full shuffles of ordinal scales are opt-in
 (``shuffle_ordinal=True``).  The answer map sends each displayed position to the
 canonical index of the option shown there.
+
+Options that refer to others by position ("All of the above") keep their place;
+items with an option that refers to others by label ("Both A and B") get no
+variants (see :mod:`perturbations.references`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from perturbations.base import Candidate, Family, register
+from perturbations.references import any_label_reference, pinned_positions
 from robustness.items import Item
 from robustness.prompts import PromptSpec
 
@@ -35,14 +40,28 @@ class OptionOrder(Family):
     def candidates(self, spec: PromptSpec, item: Item, rng: np.random.Generator) -> Iterator[
             Candidate]:
         k = item.n_options
+        if any_label_reference(item.options):
+            return
+        pinned = set(pinned_positions(item.options))
+        free = [i for i in range(k) if i not in pinned]
+        if len(free) < 2:
+            return
+
+        def order_of(moved: Sequence[int]) -> tuple[int, ...]:
+            it = iter(moved)
+            return tuple(i if i in pinned else next(it) for i in range(k))
+
         identity = tuple(range(k))
-        yield _reorder(spec, item, identity[::-1]), {"kind": "reversal"}
+        extra = {"pinned": sorted(pinned)} if pinned else {}
+        yield _reorder(spec, item, order_of(free[::-1])), {"kind": "reversal", **extra}
         if item.scale == "ordinal" and not self.params["shuffle_ordinal"]:
             return
-        for shift in (1, k - 1):
-            order = identity[shift:] + identity[:shift]
-            yield _reorder(spec, item, order), {"kind": "cyclic", "shift": shift}
+        m = len(free)
+        for shift in (1, m - 1):
+            yield _reorder(spec, item, order_of(free[shift:] + free[:shift])), {
+                "kind": "cyclic", "shift": shift, **extra}
         while True:
-            order = tuple(int(i) for i in rng.permutation(k))
+            order = order_of([free[int(i)] for i in rng.permutation(m)])
             if order != identity:
-                yield _reorder(spec, item, order), {"kind": "random", "order": list(order)}
+                yield _reorder(spec, item, order), {"kind": "random", "order": list(order),
+                                                    **extra}

@@ -63,11 +63,10 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from perturbations.base import Candidate, Family, register
-from perturbations.framing import task_kind
 from perturbations.similarity import Similarity, default_similarity, keep_similar
 from robustness.errors import RobustnessError
 from robustness.items import Item
-from robustness.prompts import PromptSpec, default_instruction
+from robustness.prompts import PromptSpec, default_instruction, task_kind
 
 #: Default similarity threshold; see the module docstring for the evidence.
 THRESHOLD = 0.80
@@ -105,7 +104,7 @@ class ParaphraseFileError(RobustnessError, ValueError):
 
 # ------------------------------------------------------------------------- the rules
 
-#: Equivalent instructions by kind of item (``framing.task_kind``); each asks for the
+#: Equivalent instructions by kind of item (:func:`instruction_kind`); each asks for the
 #: label only and says "label", so any label set fits.
 INSTRUCTIONS: dict[str, tuple[str, ...]] = {
     "nominal": (
@@ -191,8 +190,10 @@ def _lower_first(text: str) -> str:
 
 
 def instruction_kind(item: Item) -> str:
-    """``"nominal"``, ``"agree"`` or ``"ordinal"`` (as ``framing.task_kind``)."""
-    return task_kind(item)
+    """``"nominal"``, ``"agree"`` or ``"ordinal"``: subjective items with unordered options
+    (``task_kind`` "opinion") take the neutral ordinal wordings, which never say "correct"."""
+    kind = task_kind(item)
+    return "ordinal" if kind == "opinion" else kind
 
 
 def question_rewrites(item: Item, question: str) -> list[tuple[str, str]]:

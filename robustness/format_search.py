@@ -14,13 +14,14 @@ from typing import Any
 import numpy as np
 
 from perturbations.base import study_rng
-from perturbations.formatting import format_space
 from robustness.items import Item
 from robustness.prompts import Format, default_spec
 
 
 def sample_formats(n: int, seed: int = 0, statement: bool = False) -> list[Format]:
     """The default format first, then ``n - 1`` distinct others drawn from the space."""
+    from perturbations.formatting import format_space  # perturbations imports robustness
+
     space = format_space(statement)
     default = default_spec(Item("x", "x", "objective", "x", ("a", "b"), answer=0)).format
     out, seen = [default], {default}

@@ -63,6 +63,7 @@ def load_items(
     """
     items: list[Item] = []
     seen: dict[tuple[str, str], str] = {}
+    types: dict[str, tuple[str, str]] = {}  # dataset -> (dataset_type, where first seen)
     for raw_path in paths:
         path = Path(raw_path)
         for number, (location, record) in enumerate(_records(path, split), start=1):
@@ -75,6 +76,13 @@ def load_items(
                     f"duplicates the item at {seen[item.key]}."
                 )
             seen[item.key] = where
+            kind, first = types.setdefault(item.dataset, (item.dataset_type, where))
+            if kind != item.dataset_type:
+                raise ItemError(
+                    f"{where}, field 'dataset_type': dataset {item.dataset!r} is "
+                    f"{item.dataset_type} here but {kind} at {first}; give the two sets of "
+                    "items distinct dataset names."
+                )
             items.append(item)
     return items
 
@@ -333,6 +341,11 @@ def _options(value: Any) -> tuple[tuple[str, ...], tuple[str, ...] | None]:
 
 
 def _answer(value: Any, options: Sequence[str], labels: Sequence[str] | None) -> int | None:
+    """The gold index from an index, a numeric string, a letter, a source label or option text.
+
+    A string that reads both as an index and as the text of a *different* option (options
+    "2", "3", "5", "7" with answer "2") is refused as ambiguous rather than guessed.
+    """
     if value is None or (isinstance(value, float) and value != value):
         return None
     if isinstance(value, bool):
@@ -344,13 +357,28 @@ def _answer(value: Any, options: Sequence[str], labels: Sequence[str] | None) ->
     text = str(value).strip()
     if labels and text in labels:
         return list(labels).index(text)
-    if text.lstrip("-").isdigit():
-        return int(text)
+    as_text = [i for i, option in enumerate(options) if option.strip() == text]
+    number = _integral(text)
+    if number is not None:
+        if as_text and as_text[0] != number:
+            raise ItemFieldError(
+                "answer", f"{value!r} is ambiguous: it is index {number} and also the text of "
+                f"option {as_text[0]}; give the index as a number or map a column of option "
+                "texts")
+        return number
     if len(text) == 1 and text.isalpha() and text.isascii():
         return ord(text.upper()) - ord("A")
-    for i, option in enumerate(options):
-        if option.strip() == text:
-            return i
+    if as_text:
+        return as_text[0]
     raise ItemFieldError(
         "answer", f"{value!r} is neither an index, a letter nor the text of an option"
     )
+
+
+def _integral(text: str) -> int | None:
+    """``"2"`` and ``"2.0"`` (as pandas writes integers with missing values) -> 2, else None."""
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    return int(number) if number.is_integer() and text.lstrip("-")[:1].isdigit() else None

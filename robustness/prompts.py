@@ -37,6 +37,9 @@ INSTRUCTION_AGREE = (
     "Reply with the label of one option only."
 )
 INSTRUCTION_ORDINAL = "Answer the question below. Reply with the label of one option only."
+INSTRUCTION_OPINION = (
+    "Choose the option that best matches your view. Reply with the label of one option only."
+)
 
 UPPER_LETTERS = tuple("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
@@ -202,10 +205,21 @@ class PromptSpec:
         return replace(self, **changes)
 
 
-def default_instruction(item: Item) -> str:
+def task_kind(item: Item) -> str:
+    """What the item asks for, which decides how instructions word the task.
+
+    ``"nominal"``: an objective multiple-choice question (a correct option exists);
+    ``"opinion"``: a subjective item with unordered options (no option is "correct");
+    ``"agree"``: an agree/disagree statement; ``"ordinal"``: any other ordered scale.
+    """
     if item.scale == "nominal":
-        return INSTRUCTION_NOMINAL
-    return INSTRUCTION_AGREE if item.is_agree_scale else INSTRUCTION_ORDINAL
+        return "nominal" if item.dataset_type == "objective" else "opinion"
+    return "agree" if item.is_agree_scale else "ordinal"
+
+
+def default_instruction(item: Item) -> str:
+    return {"nominal": INSTRUCTION_NOMINAL, "opinion": INSTRUCTION_OPINION,
+            "agree": INSTRUCTION_AGREE, "ordinal": INSTRUCTION_ORDINAL}[task_kind(item)]
 
 
 def default_format(item: Item) -> Format:

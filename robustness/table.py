@@ -259,6 +259,15 @@ def validate(
             _fail(t, name, empty.to_numpy(dtype=bool), "is an empty string")
 
     _check_values(t, "dataset_type", DATASET_TYPES)
+    if {"dataset", "dataset_type"} <= set(t.columns):
+        kinds = t.groupby("dataset", sort=True)["dataset_type"].nunique()
+        mixed = kinds[kinds > 1]
+        if len(mixed):
+            name = mixed.index[0]
+            rows = np.flatnonzero((t["dataset"] == name).to_numpy())
+            raise TableError(
+                f"column 'dataset_type': dataset {name!r} has both objective and subjective "
+                f"rows (rows {rows[0]} and on); one dataset has one type.")
     _check_values(t, "mode", MODES)
     _check_values(t, "scale", SCALES)
 

@@ -247,3 +247,50 @@ def test_formats_sampled_anywhere_in_the_space_round_trip(item, seed):
     base = default_spec(item)
     for fmt in space.sample(rng, 5):
         check_all([rb.Variant(item, "formatting", "formatting/x", base.with_(format=fmt), {})])
+
+
+def test_subjective_multiple_choice_is_never_asked_for_the_correct_option():
+    item = rb.Item("o", "toy", "subjective", "Which season do you like most?",
+                   ("Spring", "Summer", "Autumn", "Winter"), scale="nominal")
+    for v in variants_of([item], families=STRUCTURAL + ("paraphrase",), n=5,
+                         options={}, family_objects=_cheap_text_families()):
+        text = v.spec.instruction.lower()
+        assert "correct" not in text and "not false" not in text and "right option" not in text, (
+            v.variant_id, v.spec.instruction)
+
+
+def test_only_single_declarative_statements_are_negated():
+    scale = ("Strongly disagree", "Disagree", "Agree", "Strongly agree")
+    for text in ("Taxes should rise. The rich pay too little.",
+                 "Do you agree that taxes should rise?", "Taxes should rise; wages too."):
+        item = rb.Item("s", "toy", "subjective", text, scale, scale="ordinal")
+        vs = variants_of([item], families=("logical_equivalence",))[1:]
+        assert vs and not any(v.spec.negated for v in vs), text
+        assert all(v.spec.question == text for v in vs)
+
+
+def _cheap_text_families():
+    from perturbations.paraphrase import Paraphrase
+    from perturbations.similarity import NgramSimilarity
+
+    return {"paraphrase": Paraphrase(similarity=NgramSimilarity(), threshold=0.0)}
+
+
+def test_options_that_refer_to_other_options_survive_reordering_and_relabelling():
+    from perturbations.references import refers_by_label, refers_by_position
+
+    assert refers_by_position("All of the above") and refers_by_position("none of these")
+    assert refers_by_label("Both A and B") and refers_by_label("Options 1 and 3")
+    assert not refers_by_label("A cat and a dog") and not refers_by_position("Abovementioned")
+    above = rb.Item("a", "toy", "objective", "Which are mammals?",
+                    ("Bat", "Whale", "Dog", "All of the above"), answer=3)
+    vs = variants_of([above], families=("option_order", "label_substitution"))
+    orders = [v for v in vs if v.category == "option_order"]
+    assert len(orders) == 5 and all(v.spec.options[-1] == "All of the above" for v in orders)
+    assert all(v.params["pinned"] == [3] for v in orders)
+    check_all(vs)
+    both = rb.Item("b", "toy", "objective", "Which fly?", ("Bat", "Crow", "Both A and B",
+                                                          "Neither"), answer=2)
+    assert [v.category for v in variants_of([both], families=("option_order",
+                                                                "label_substitution"))] == [
+        "original"]

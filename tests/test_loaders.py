@@ -191,3 +191,25 @@ def test_per_dataset_keeps_an_evenly_spaced_subset_in_order(demo):
     first = [i for i in demo if i.dataset == sub[0].dataset]
     assert by_ds[sub[0].dataset][0] is first[0] and by_ds[sub[0].dataset][1] is not first[1]
     assert per_dataset(demo, 0) == demo and per_dataset(demo, 1000) == demo
+
+
+def test_a_numeric_answer_that_is_also_another_options_text_is_refused(tmp_path):
+    rec = {**GOOD, "options": ["2", "3", "5", "7"], "answer": "2"}
+    with pytest.raises(ItemError, match=r"field 'answer': '2' is ambiguous: it is index 2 and "
+                                        r"also the text of option 0"):
+        rb.load_items(write_jsonl(tmp_path / "amb.jsonl", [rec]))
+    same = {**GOOD, "options": ["0", "1", "2"], "answer": "1"}  # both readings agree
+    assert rb.load_items(write_jsonl(tmp_path / "ok.jsonl", [same]))[0].answer == 1
+    floaty = {**GOOD, "answer": "1.0"}  # pandas writes integer columns with gaps as floats
+    assert rb.load_items(write_jsonl(tmp_path / "f.jsonl", [floaty]))[0].answer == 1
+
+
+def test_one_dataset_cannot_be_both_objective_and_subjective(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    a = write_jsonl(tmp_path / "a" / "test.jsonl", [{**GOOD, "dataset": None}])
+    subj = {**GOOD, "item_id": "p1", "dataset": None, "dataset_type": "subjective",
+            "answer": None}
+    b = write_jsonl(tmp_path / "b" / "test.jsonl", [subj])
+    with pytest.raises(ItemError, match=r"dataset 'test' is subjective here but objective at"):
+        rb.load_items(a, b)

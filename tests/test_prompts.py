@@ -107,3 +107,13 @@ def test_variant_answer_map_undoes_order_labels_and_negation():
     assert v.to_canonical("9") is None and v.to_canonical(None) is None
     nominal = rb.Variant(ITEM, "test", "test/0", default_spec(ITEM).with_(negated=True), {})
     assert nominal.answer_map == {"A": 0, "B": 1, "C": 2, "D": 3}  # negation is ordinal only
+
+
+def test_each_package_imports_first_in_a_fresh_interpreter():
+    import subprocess
+    import sys
+
+    for first in ("perturbations", "analyses", "robustness", "robustness.cli"):
+        done = subprocess.run([sys.executable, "-c", f"import {first}"], capture_output=True,
+                              text=True)
+        assert done.returncode == 0, (first, done.stderr[-800:])

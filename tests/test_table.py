@@ -63,6 +63,9 @@ def test_a_good_table_passes_and_keeps_extra_columns():
          "is missing on a row marked valid"),
         (lambda t: t.assign(dataset_type="subjective"), "is set on a subjective item"),
         (lambda t: t.assign(params=["{}", "{bad", "{}", "{}"]), "is not a JSON object"),
+        (lambda t: t.assign(dataset_type=["objective"] * 3 + ["subjective"], gold=[1, 1, 1, None],
+                            correct=[True, True, True, None]),
+         "dataset 'd' has both objective and subjective rows"),
     ],
 )
 def test_faults_are_named_by_column_row_and_value(change, message):
