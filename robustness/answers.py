@@ -41,7 +41,8 @@ def prompt_for(variant: Variant, chat: bool) -> Prompt:
     return variant.spec.messages() if chat else variant.spec.render()
 
 
-def _base_row(variant: Variant, study: str, model: ModelConfig, seed: int) -> dict[str, Any]:
+def _base_row(variant: Variant, study: str, model: ModelConfig, seed: int,
+              chat: bool) -> dict[str, Any]:
     item = variant.item
     return {
         "study": study,
@@ -52,7 +53,7 @@ def _base_row(variant: Variant, study: str, model: ModelConfig, seed: int) -> di
         "category": variant.category,
         "variant_id": variant.variant_id,
         "params": variant.params_json(),
-        "prompt_sha": variant.spec.sha(),
+        "prompt_sha": variant.spec.sha(chat),
         "shots": len(variant.spec.exemplars),
         "mode": model.mode,
         "gold": item.answer,
@@ -124,7 +125,7 @@ def answer_rows(
         if progress is not None:
             progress(model.name, min(done, total), total)
 
-    rows = [_base_row(v, study, model, seed) for v in variants]
+    rows = [_base_row(v, study, model, seed, chat) for v in variants]
     if model.mode == "choice":
         labels = [list(v.spec.labels) for v in variants]
         results = _call(lambda idx: runner.score_options(

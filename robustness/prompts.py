@@ -18,6 +18,7 @@ Rendered layout (``instruction_position="before"``, the default)::
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -182,22 +183,26 @@ class PromptSpec:
     def messages(self) -> list[dict[str, str]]:
         """Chat messages: exemplars as user/assistant turns, then the question.
 
-        The chat template's assistant turn plays the role of the answer cue.
+        The last user message is the rendered prompt itself, answer cue included, so every
+        format dimension reaches a chat model too; with no exemplars and no system text it
+        equals :meth:`render`.  The instruction is stated once, in that last message.
         """
+        f = self.format
         msgs: list[dict[str, str]] = []
         if self.system:
             msgs.append({"role": "system", "content": self.system})
-        for i, ex in enumerate(self.exemplars):
+        for ex in self.exemplars:
             text, label = self._exemplar_text(ex)
-            if i == 0:
-                text = self.instruction + self.format.block_separator + text
-            msgs.append({"role": "user", "content": text})
+            msgs.append({"role": "user", "content": text + f.block_separator + f.cue()})
             msgs.append({"role": "assistant", "content": label})
-        msgs.append({"role": "user", "content": self.body()})
+        msgs.append({"role": "user", "content": self.body() + f.block_separator + f.cue()})
         return msgs
 
-    def sha(self) -> str:
-        """SHA-256 of the rendered text: a stable id of what the model saw."""
+    def sha(self, chat: bool = False) -> str:
+        """SHA-256 of what the model is sent: the rendered text, or the chat messages."""
+        if chat:
+            data = json.dumps(self.messages(), sort_keys=True, ensure_ascii=False)
+            return hashlib.sha256(data.encode()).hexdigest()
         return hashlib.sha256(self.render().encode()).hexdigest()
 
     def with_(self, **changes: Any) -> PromptSpec:

@@ -264,10 +264,12 @@ def validate(
         mixed = kinds[kinds > 1]
         if len(mixed):
             name = mixed.index[0]
-            rows = np.flatnonzero((t["dataset"] == name).to_numpy())
+            mine = (t["dataset"] == name).to_numpy()
+            obj = np.flatnonzero(mine & (t["dataset_type"] == "objective").to_numpy())[0]
+            subj = np.flatnonzero(mine & (t["dataset_type"] == "subjective").to_numpy())[0]
             raise TableError(
-                f"column 'dataset_type': dataset {name!r} has both objective and subjective "
-                f"rows (rows {rows[0]} and on); one dataset has one type.")
+                f"column 'dataset_type': dataset {name!r} is objective in row {obj} but "
+                f"subjective in row {subj}; one dataset has one type.")
     _check_values(t, "mode", MODES)
     _check_values(t, "scale", SCALES)
 

@@ -17,7 +17,7 @@ from robustness.table import validate
 
 ITEM = rb.Item("q1", "toy", "objective", "Which planet is closest to the Sun?",
                ("Venus", "Mercury", "Mars", "Earth"), answer=1)
-AGREE = rb.Item("s1", "toy", "subjective", "Cities should plant more trees.",
+AGREE = rb.Item("s1", "toy_survey", "subjective", "Cities should plant more trees.",
                 ("Strongly disagree", "Disagree", "Agree", "Strongly agree"), scale="ordinal")
 
 

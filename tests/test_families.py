@@ -252,7 +252,7 @@ def test_formats_sampled_anywhere_in_the_space_round_trip(item, seed):
 def test_subjective_multiple_choice_is_never_asked_for_the_correct_option():
     item = rb.Item("o", "toy", "subjective", "Which season do you like most?",
                    ("Spring", "Summer", "Autumn", "Winter"), scale="nominal")
-    for v in variants_of([item], families=STRUCTURAL + ("paraphrase",), n=5,
+    for v in variants_of([item], families=(*STRUCTURAL, "paraphrase"), n=5,
                          options={}, family_objects=_cheap_text_families()):
         text = v.spec.instruction.lower()
         assert "correct" not in text and "not false" not in text and "right option" not in text, (

@@ -50,12 +50,13 @@ def test_every_format_dimension_shows_in_the_text():
     )
 
 
-def test_messages_carry_the_body_without_the_cue():
+def test_messages_carry_the_whole_prompt_cue_included():
     spec = default_spec(ITEM)
-    msgs = spec.messages()
-    assert msgs == [{"role": "user", "content": spec.body()}]
-    assert not msgs[0]["content"].endswith("Answer:")
+    assert spec.messages() == [{"role": "user", "content": spec.render()}]
     assert spec.render() == spec.body() + "\nAnswer:"
+    # a change of the answer cue alone reaches a chat model too
+    other = spec.with_(format=Format(answer_descriptor="Reply"))
+    assert other.messages() != spec.messages() and other.sha(chat=True) != spec.sha(chat=True)
 
 
 def test_few_shot_exemplars_render_before_the_question_and_as_turns():
@@ -64,9 +65,11 @@ def test_few_shot_exemplars_render_before_the_question_and_as_turns():
     text = spec.render()
     assert text.index("What is 2 + 3?") < text.index("closest to the Sun")
     assert "Answer: B\n\n" in text
-    roles = [m["role"] for m in spec.messages()]
-    assert roles == ["user", "assistant", "user"]
-    assert spec.messages()[1]["content"] == "B"
+    msgs = spec.messages()
+    assert [m["role"] for m in msgs] == ["user", "assistant", "user"]
+    assert msgs[1]["content"] == "B" and msgs[0]["content"].endswith("Answer:")
+    joined = " ".join(m["content"] for m in msgs)
+    assert joined.count(spec.instruction) == 1  # stated once, in the last message
 
 
 def test_sha_is_of_the_rendered_text():

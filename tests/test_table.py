@@ -65,7 +65,7 @@ def test_a_good_table_passes_and_keeps_extra_columns():
         (lambda t: t.assign(params=["{}", "{bad", "{}", "{}"]), "is not a JSON object"),
         (lambda t: t.assign(dataset_type=["objective"] * 3 + ["subjective"], gold=[1, 1, 1, None],
                             correct=[True, True, True, None]),
-         "dataset 'd' has both objective and subjective rows"),
+         "dataset 'd' is objective in row 0 but subjective in row 3"),
     ],
 )
 def test_faults_are_named_by_column_row_and_value(change, message):
