@@ -67,10 +67,17 @@ def to_latex(df: pd.DataFrame, caption: str = "") -> str:
     return "\n".join(lines)
 
 
+def md_escape(text: str) -> str:
+    """Text for Markdown: the characters that make markup or HTML are backslash-escaped and
+    line breaks become spaces, so table cells and headings from data stay plain text."""
+    text = text.replace("\r", " ").replace("\n", " ")
+    return "".join("\\" + ch if ch in "\\`*_[]<>|!#&" else ch for ch in text)
+
+
 def to_markdown(df: pd.DataFrame) -> str:
-    """A GitHub-flavoured Markdown table; pipes and newlines in cells are escaped."""
+    """A GitHub-flavoured Markdown table; every cell is escaped (:func:`md_escape`)."""
     def esc(v: Any) -> str:
-        return _cell(v).replace("|", r"\|").replace("\n", " ")
+        return md_escape(_cell(v))
     head = "| " + " | ".join(esc(c) for c in df.columns) + " |"
     rule = "|" + "|".join("---" for _ in df.columns) + "|"
     body = ["| " + " | ".join(esc(v) for v in row) + " |" for row in df.itertuples(index=False)]
@@ -364,9 +371,7 @@ def _write_md(path: Path, title: str, table: pd.DataFrame, meta: Mapping[str, An
               result: Any, head: Headline, figs: Mapping[str, tuple[Path, str]],
               tabs: Mapping[str, tuple[str, pd.DataFrame]],
               fragile: Sequence[tuple[pd.Series, pd.DataFrame]], notes: Sequence[str]) -> Path:
-    def esc(text: str) -> str:
-        return "".join("\\" + ch if ch in "\\`*[]<>|" else ch for ch in text)
-
+    esc = md_escape
     lines = [f"# {esc(title)}", "", "## Headline", ""]
     lines += [f"- {esc(s)}" for s in head.lines()] + ["", "## Method", ""]
     lines += [esc(s) + "\n" for s in method_text(table, meta)]

@@ -396,8 +396,11 @@ def read_table(path: str | Path, required: Iterable[str] | None = ANALYSIS_COLUM
         if suffix in (".parquet", ".pq"):
             df = pd.read_parquet(path)
         elif suffix in (".csv", ".tsv"):
-            df = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",",
-                             keep_default_na=True, dtype={"item_id": str, "variant_id": str})
+            # Text columns stay text ("001", "NA", "None" are answers a model may give);
+            # only an empty cell is missing.
+            text = {c: str for c, col in COLUMNS.items() if col.kind in ("str", "json", "probs")}
+            df = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype=text,
+                             keep_default_na=False, na_values=[""])
         else:
             raise TableError(
                 f"{path}: a table must be .parquet or .csv, not {suffix or 'no suffix'!r}."

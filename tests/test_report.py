@@ -86,8 +86,9 @@ def test_latex_and_markdown_writers_escape():
     tex = to_latex(df, caption="Wald $\\chi^2$")
     assert r"a\_b \& c & 1.235 \\" in tex and r"50\% & - \\" in tex and r"\toprule" in tex
     assert r"\caption{Wald \$\textbackslash{}chi\textasciicircum{}2\$}" in tex
-    md = to_markdown(pd.DataFrame({"x": ["a|b"]}))
-    assert md.splitlines()[2] == r"| a\|b |"
+    md = to_markdown(pd.DataFrame({"x": ["a|b"], "y": ["<img src=x onerror=alert(1)>"],
+                                   "z": ["[x](javascript:y)"]}))
+    assert md.splitlines()[2] == r"| a\|b | \<img src=x onerror=alert(1)\> | \[x\](javascript:y) |"
 
 
 CHECK = """<script>
@@ -145,5 +146,5 @@ def test_a_table_without_any_agreement_still_gets_a_report(tmp_path):
     paths = write_report(table, result, tmp_path, {})
     md = paths["md"].read_text()
     assert "agreement is not defined on this table" in md
-    assert "Figure 'agreement_heatmap' is not drawn: no prompt set has two valid answers" in md
+    assert r"Figure 'agreement\_heatmap' is not drawn: no prompt set has two valid answers" in md
     assert paths["html"].exists() and "agreement_heatmap" not in paths

@@ -116,3 +116,12 @@ def test_large_tables_validate_vectorised():
     big = t.loc[np.repeat(t.index, 50_000)].reset_index(drop=True)
     big["variant_id"] = [f"v/{i}" for i in range(len(big))]
     assert len(validate(big)) == 100_000
+
+
+def test_csv_keeps_text_that_looks_like_numbers_or_missing_values(tmp_path):
+    t = table().astype({"raw_output": object, "label": object, "dataset": object})
+    t["raw_output"] = ["NA", "None", "1", "null"]
+    t["dataset"] = "001"
+    back = read_table(write_csv(t, tmp_path / "t.csv"), required=None)
+    assert back["raw_output"].tolist() == ["NA", "None", "1", "null"]
+    assert back["dataset"].eq("001").all() and back["label"].eq("B").all()
