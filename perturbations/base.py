@@ -84,7 +84,7 @@ class Family(ABC):
     def __init__(self, **params: Any) -> None:
         unknown = set(params) - set(self.parameters())
         if unknown:
-            raise TypeError(
+            raise ValueError(
                 f"family {self.name!r} has no parameter(s) {', '.join(sorted(unknown))}; "
                 f"it takes {', '.join(sorted(self.parameters())) or 'none'}"
             )

@@ -115,7 +115,11 @@ class SpellingNoise(Family):
 
     def candidates(self, spec: PromptSpec, item: Item, rng: np.random.Generator) -> Iterator[
             Candidate]:
-        rate, min_len = float(self.params["rate"]), int(self.params["min_length"])
+        try:
+            rate, min_len = float(self.params["rate"]), int(self.params["min_length"])
+        except (TypeError, ValueError):
+            raise ValueError(f"spelling_noise rate and min_length must be numbers, got "
+                             f"{self.params['rate']!r} and {self.params['min_length']!r}") from None
         if not 0 < rate <= 1:
             raise ValueError(f"spelling_noise rate must be in (0, 1], got {rate}")
         in_question = bool(eligible_words(spec.question, min_len))

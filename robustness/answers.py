@@ -196,7 +196,7 @@ def _cloze_rows(runner: Any, variants: Sequence[Variant], prompts: Sequence[Prom
 
 def rows_to_table(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
     """Rows -> a DataFrame with the schema's columns first, in schema order."""
-    df = pd.DataFrame(list(rows))
+    df = pd.DataFrame(list(rows), columns=None if rows else list(COLUMNS))
     ordered = [c for c in COLUMNS if c in df.columns]
     df = df[ordered + [c for c in df.columns if c not in COLUMNS]]
     for col in ("answer", "gold", "shots", "seed", "n_options"):

@@ -67,7 +67,7 @@ def run_command(
     study: str = typer.Argument(..., help="study file (TOML)"),
     resume: bool = typer.Option(True, "--resume/--no-resume",
                                 help="reuse cached answers (default) or start from an empty cache"),
-    limit: int | None = typer.Option(None, help="only the first N items (a quick try)"),
+    limit: int | None = typer.Option(None, min=1, help="only the first N items (a quick try)"),
     noise_floor: int = typer.Option(0, "--noise-floor", metavar="K",
                                     help="re-score K prompts alone and in batches: flips from "
                                     "numerics alone"),
@@ -88,11 +88,13 @@ def validate_command(table: str = typer.Argument(..., help="long table, Parquet 
     """Check any long table (ours or another tool's) against the schema."""
     from robustness.table import COLUMNS, read_table
 
-    df = read_table(table, required=None)
+    df = read_table(table)  # the columns the analyses need; every known column is checked
     extra = [c for c in df.columns if c not in COLUMNS]
+    absent = [c for c in COLUMNS if c not in df.columns]
     typer.echo(f"{table}: valid long table, {len(df)} rows, {df['model'].nunique()} models, "
-               f"{df['item_id'].nunique()} items" + (f"; extra columns kept: {extra}" if extra
-                                                     else ""))
+               f"{df['item_id'].nunique()} items"
+               + (f"; optional columns absent: {', '.join(absent)}" if absent else "")
+               + (f"; extra columns kept: {', '.join(extra)}" if extra else ""))
 
 
 @app.command("analyze")
@@ -141,7 +143,7 @@ def main() -> None:
             argv.insert(i + 1, "local")
     try:
         app()
-    except (RobustnessError, FileNotFoundError, ValueError) as exc:
+    except (RobustnessError, OSError, ValueError) as exc:
         if os.environ.get("ROBUSTNESS_DEBUG"):
             raise
         print(f"error: {exc}", file=sys.stderr)

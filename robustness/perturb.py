@@ -12,7 +12,8 @@ from robustness.variants import ORIGINAL, Variant
 
 
 def resolve_families(families: str | Iterable[str]) -> tuple[str, ...]:
-    """``"all"``, a comma-separated string or a list -> family names in canonical order."""
+    """``"all"`` (every family, canonical order), a comma-separated string or a list (the
+    order given, duplicates and ``original`` dropped) -> family names."""
     if isinstance(families, str):
         if families.strip() == "all":
             return FAMILY_ORDER
@@ -68,6 +69,10 @@ def perturb(
         raise ValueError(f"n must be >= 0, got {n}")
     names = resolve_families(families)
     options = options or {}
+    unused = sorted(set(options) - set(names))
+    if unused:
+        raise ValueError(f"parameters were given for {unused[0]!r}, which is not among the "
+                         f"families run ({', '.join(names) or 'none'})")
     objects = dict(family_objects or {})
     for name in names:
         if name not in objects:

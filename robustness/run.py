@@ -52,7 +52,7 @@ def exemplars_for(
     for item in items:
         if item.answer is None:
             continue
-        pool = [o for o in pools[(item.dataset, item.n_options)] if o.key != item.key]
+        pool = [o for o in pools.get((item.dataset, item.n_options), []) if o.key != item.key]
         if not pool:
             continue
         rng = family_rng(seed, item, "shots")
@@ -224,6 +224,9 @@ def run_study(
     config = resolve_model_paths(config)
     pool = all_study_items(config) if items is None else list(items)
     items = study_items(config, limit, pool) if items is None else pool
+    if not items:
+        raise StudyError(f"study {config.name!r} has no items to ask (check its item files, "
+                         "items_per_dataset and --limit).")
     variants = study_variants(config, items, pool)
     if not resume:
         for suffix in ("", "-wal", "-shm"):

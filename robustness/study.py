@@ -159,7 +159,7 @@ def load_study(path: str | Path) -> StudyConfig:
         raise StudyError(f"{path}: no such study file.") from None
     except tomllib.TOMLDecodeError as exc:
         raise StudyError(f"{path}: not valid TOML ({exc}).") from None
-    return study_from_dict(data, source=str(path), base_dir=path.parent)
+    return study_from_dict(data, source=str(path), base_dir=path.parent.resolve())
 
 
 def study_from_dict(
@@ -175,8 +175,8 @@ def study_from_dict(
         families = resolve_families(study.get("families", "all"))
     except ValueError as exc:
         raise StudyError(f"{source}: [study] families: {exc}.") from None
-    perturbations = data.get("perturbations", {})
-    for fam in perturbations:
+    fam_params = data.get("perturbations", {})
+    for fam in fam_params:
         if fam not in families:
             raise StudyError(f"{source}: [perturbations.{fam}] names a family the study does "
                              "not run.")
@@ -202,17 +202,31 @@ def study_from_dict(
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise StudyError(f"{source}: [study] {key} must be a whole number >= 0, got "
                              f"{value!r}.")
+    name = str(study.get("name", Path(source).stem))
+    table = str(output.get("table", f"results/{name}.parquet"))
+    if not table.endswith(".parquet"):
+        raise StudyError(f"{source}: [output] table {table!r} must end in .parquet (the table "
+                         "keeps its metadata there; run with --csv for a CSV copy).")
+    import perturbations  # noqa: F401  (registers the families whose parameters are checked)
+    from perturbations.base import REGISTRY
+
+    for fam, params in fam_params.items():
+        known = REGISTRY[fam].parameters()
+        unknown = sorted(set(params) - set(known))
+        if unknown:
+            raise StudyError(f"{source}: [perturbations.{fam}] has no parameter "
+                             f"{unknown[0]!r}; it takes {', '.join(sorted(known)) or 'none'}.")
     return StudyConfig(
-        name=str(study.get("name", Path(source).stem)),
+        name=name,
         seed=seed,
         items=tuple(str(p) for p in items),
         items_per_dataset=per,
         families=families,
         n_variants=n_variants,
         shots=shots,
-        perturbations={k: dict(v) for k, v in perturbations.items()},
+        perturbations={k: dict(v) for k, v in fam_params.items()},
         models=tuple(models),
-        table=str(output.get("table", f"results/{study.get('name', 'study')}.parquet")),
+        table=table,
         cache=output.get("cache"),
         base_dir=str(base_dir),
     )

@@ -242,3 +242,24 @@ def test_cli_ray_flag_gives_the_same_table(tmp_path, tiny_folder):
     a, b = (t.sort_values(["item_id", "variant_id"])[cols].reset_index(drop=True)
             for t in tables)
     pd.testing.assert_frame_equal(a, b)
+
+
+def test_a_study_without_items_stops_before_loading_a_model(tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    study = tmp_path / "s.toml"
+    study.write_text(f'[study]\nitems = ["{empty}"]\n')  # the embedded model, never loaded
+    exe = str(Path(sys.executable).with_name("robustness"))
+    done = subprocess.run([exe, "run", str(study)], capture_output=True, text=True)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "has no items to ask" in done.stderr
+    done = subprocess.run([exe, "perturb", "--families", "framing", "--param",
+                           "spelling_noise.rate=0.2"], capture_output=True, text=True)
+    assert done.returncode == 2 and "not among the families run" in done.stderr
+    done = subprocess.run([exe, "perturb", "--families", "spelling_noise", "--param",
+                           "spelling_noise.rate=abc", "--out", str(tmp_path / "v.jsonl")],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and "rate and min_length must be numbers" in done.stderr
+    done = subprocess.run([exe, "analyze", str(tmp_path / "none.parquet"), "-o", "/dev/null/x"],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1

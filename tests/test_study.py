@@ -98,3 +98,27 @@ def test_dict_interface_matches_the_file(tmp_path):
 
     assert study_from_dict(tomllib.loads(FULL), base_dir=tmp_path) == load_study(
         write(tmp_path, FULL))
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[study]\nfamilies = ['spelling_noise']\n[perturbations.spelling_noise]\nratee = 0.2\n",
+         r"\[perturbations.spelling_noise\] has no parameter 'ratee'; it takes min_length, rate"),
+        ("[output]\ntable = 'out/t.csv'\n", r"table 'out/t.csv' must end in .parquet"),
+    ],
+)
+def test_more_mistakes_caught_when_the_file_is_read(tmp_path, text, message):
+    with pytest.raises(StudyError, match=message):
+        load_study(write(tmp_path, text))
+
+
+def test_unnamed_studies_get_their_own_table_and_cache(tmp_path):
+    a = tmp_path / "alpha.toml"
+    b = tmp_path / "beta.toml"
+    a.write_text("")
+    b.write_text("")
+    ca, cb = load_study(a), load_study(b)
+    assert (ca.name, cb.name) == ("alpha", "beta")
+    assert ca.table_path != cb.table_path and ca.cache_path != cb.cache_path
+    assert ca.table_path.is_absolute()
