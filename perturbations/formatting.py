@@ -36,21 +36,20 @@ from typing import Any
 import numpy as np
 
 from perturbations.base import Candidate, Family, register
+from perturbations.label_substitution import WRAPPERS
 from robustness.items import Item
-from robustness.prompts import Format, PromptSpec
+from robustness.prompts import CASINGS, LAYOUTS, POSITIONS, Format, PromptSpec
 
 QUESTION_DESCRIPTORS = ("Question", "Q", "Query", "Problem", "")
 STATEMENT_DESCRIPTORS = ("Statement", "Claim", "Proposition", "Opinion", "")
 OPTIONS_DESCRIPTORS = ("Options", "Choices", "Answer options", "")
 ANSWER_DESCRIPTORS = ("Answer", "Response", "Your answer", "Reply")
-CASINGS = ("title", "upper", "lower")
 DESCRIPTOR_SEPARATORS = (": ", " - ", ":: ", ":\n", " = ")
-LABEL_WRAPPERS = ("{}.", "({})", "[{}]", "{})", "{}:")
+LABEL_WRAPPERS = WRAPPERS
 LABEL_SEPARATORS = (" ", "  ", "\t")
-LAYOUTS = ("lines", "inline")
 INLINE_SEPARATORS = ("; ", " | ", "   ")
 BLOCK_SEPARATORS = ("\n", "\n\n")
-INSTRUCTION_POSITIONS = ("before", "after")
+INSTRUCTION_POSITIONS = POSITIONS
 
 
 @dataclass(frozen=True)

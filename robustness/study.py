@@ -43,7 +43,7 @@ from typing import Any
 from robustness.errors import StudyError
 from robustness.perturb import resolve_families
 
-MODES = ("choice", "cloze", "generate")
+MODES = ("choice", "cloze", "generate")  # the long table's ``mode`` values
 BACKENDS = ("hf", "vllm", "openai")
 DTYPES = ("float32", "bfloat16", "float16", "auto")
 
