@@ -186,7 +186,7 @@ def test_bad_input_names_the_column(mutate, needle):
 def test_item_with_two_dataset_types_is_refused():
     t = table([("m", "q", "objective", "paraphrase", 0), ("m", "q", "objective", "framing", 1)])
     t.loc[1, "dataset_type"] = "subjective"
-    with pytest.raises(TableError, match="both 'objective' and 'subjective'"):
+    with pytest.raises(TableError, match="is objective in row 0 but subjective in row 1"):
         item_agreement(t)
 
 

@@ -191,7 +191,7 @@ def test_default_threshold_and_bad_params():
         _family(rate=0)
     with pytest.raises(ValueError, match="max_substitutions"):
         _family(max_substitutions=0)
-    with pytest.raises(TypeError, match="no parameter"):
+    with pytest.raises(ValueError, match="no parameter"):
         _family(nonsense=1)
 
 
