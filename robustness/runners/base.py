@@ -174,3 +174,16 @@ def check_labels(labels: Sequence[str], where: str) -> tuple[str, ...]:
     if len(set(stripped)) != len(stripped):
         raise ModelError(f"{where}: labels {list(stripped)!r} are not distinct.")
     return stripped
+
+
+def check_label_sets(prompts: Sequence[Any], labels: Sequence[Any], call: str) -> None:
+    """One label set per prompt, or ModelError naming the call."""
+    if len(labels) != len(prompts):
+        raise ModelError(f"{call} got {len(prompts)} prompts but {len(labels)} label sets.")
+
+
+def check_max_new_tokens(max_new_tokens: int) -> None:
+    """A whole number of new tokens, at least one, or ModelError."""
+    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or \
+            max_new_tokens < 1:
+        raise ModelError(f"max_new_tokens must be at least 1, got {max_new_tokens!r}.")

@@ -27,6 +27,7 @@ from robustness.runners.base import (
     Prompt,
     Runner,
     canonical_prompt,
+    check_label_sets,
     result_from_json,
     result_to_json,
 )
@@ -116,11 +117,7 @@ class CachedRunner:
         on_batch: BatchCallback | None = None,
     ) -> list[OptionScores]:
         """Label probabilities, from the cache where possible."""
-        if len(labels) != len(prompts):
-            from robustness.errors import ModelError
-
-            raise ModelError(f"score_options got {len(prompts)} prompts but {len(labels)} "
-                             "label sets.")
+        check_label_sets(prompts, labels, "score_options")
         requests = [{"prompt": canonical_prompt(p), "labels": [str(x) for x in lab]}
                     for p, lab in zip(prompts, labels, strict=True)]
 

@@ -78,7 +78,9 @@ from robustness.runners.base import (
     OptionScores,
     Prompt,
     canonical_prompt,
+    check_label_sets,
     check_labels,
+    check_max_new_tokens,
 )
 
 DTYPES: dict[str, torch.dtype] = {
@@ -507,9 +509,7 @@ class HFRunner:
         on_batch: BatchCallback | None = None,
     ) -> list[OptionScores]:
         """Next-token probability of each prompt's labels (see the module docstring)."""
-        if len(labels) != len(prompts):
-            raise ModelError(f"score_options got {len(prompts)} prompts but {len(labels)} "
-                             "label sets.")
+        check_label_sets(prompts, labels, "score_options")
         plans = [self._plan(check_labels(lab, f"label set {i}")) for i, lab in enumerate(labels)]
         ids = self.encode_prompts(prompts)
         jobs: list[tuple[int, int, list[int]]] = []
@@ -593,8 +593,7 @@ class HFRunner:
         """Greedy continuation of each prompt, up to ``max_new_tokens`` or end of sequence."""
         from transformers import GenerationConfig
 
-        if max_new_tokens < 1:
-            raise ModelError(f"max_new_tokens must be at least 1, got {max_new_tokens}.")
+        check_max_new_tokens(max_new_tokens)
         ids = self.encode_prompts(prompts)
         config = GenerationConfig(max_new_tokens=max_new_tokens, do_sample=False, num_beams=1,
                                   eos_token_id=list(self.eos_ids) or None,

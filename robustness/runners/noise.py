@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from robustness.errors import ModelError
-from robustness.runners.base import OptionScores, Prompt, Runner
+from robustness.runners.base import OptionScores, Prompt, Runner, check_label_sets
 
 
 @dataclass(frozen=True)
@@ -64,8 +64,7 @@ def noise_floor(
     ``batch_size`` defaults to the runner's own (``runner.batch_size``, else 8). ``k`` larger
     than the number of prompts uses them all.
     """
-    if len(prompts) != len(labels):
-        raise ModelError(f"noise_floor got {len(prompts)} prompts but {len(labels)} label sets.")
+    check_label_sets(prompts, labels, "noise_floor")
     if k < 1:
         raise ModelError(f"the noise floor needs k >= 1 prompts, got {k}.")
     if not prompts:

@@ -137,7 +137,9 @@ from robustness.runners.base import (
     OptionScores,
     Prompt,
     canonical_prompt,
+    check_label_sets,
     check_labels,
+    check_max_new_tokens,
 )
 
 logger = logging.getLogger(__name__)
@@ -851,9 +853,7 @@ class OpenAIRunner:
         on_batch: BatchCallback | None = None,
     ) -> list[Generation]:
         """Greedy (temperature 0) continuation of each prompt, one request per prompt."""
-        if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or \
-                max_new_tokens < 1:
-            raise ModelError(f"max_new_tokens must be at least 1, got {max_new_tokens!r}.")
+        check_max_new_tokens(max_new_tokens)
         jobs = []
         for i, prompt in enumerate(prompts):
             endpoint, fields, _ = self._route(prompt)
@@ -874,9 +874,7 @@ class OpenAIRunner:
     ) -> list[OptionScores]:
         """Label probabilities from the server's top logprobs of the first generated token
         (see "What each mode needs from the server")."""
-        if len(labels) != len(prompts):
-            raise ModelError(f"score_options got {len(prompts)} prompts but {len(labels)} "
-                             "label sets.")
+        check_label_sets(prompts, labels, "score_options")
         checked = [check_labels(lab, f"label set {i}") for i, lab in enumerate(labels)]
         jobs = []
         for i, prompt in enumerate(prompts):

@@ -78,7 +78,9 @@ from robustness.runners.base import (
     LogLikelihood,
     OptionScores,
     Prompt,
+    check_label_sets,
     check_labels,
+    check_max_new_tokens,
 )
 from robustness.runners.hf import CHAT_MODES, HFRunner, combine_plan, folder_revision
 
@@ -238,9 +240,7 @@ class VLLMRunner:
         on_batch: BatchCallback | None = None,
     ) -> list[OptionScores]:
         """Next-token probability of each prompt's labels (see the module docstring)."""
-        if len(labels) != len(prompts):
-            raise ModelError(f"score_options got {len(prompts)} prompts but {len(labels)} "
-                             "label sets.")
+        check_label_sets(prompts, labels, "score_options")
         plans = [self._plan(check_labels(lab, f"label set {i}")) for i, lab in enumerate(labels)]
         ids = self.encode_prompts(prompts)
         results: list[OptionScores] = []
@@ -305,8 +305,7 @@ class VLLMRunner:
         on_batch: BatchCallback | None = None,
     ) -> list[Generation]:
         """Greedy continuation of each prompt, up to ``max_new_tokens`` or end of sequence."""
-        if max_new_tokens < 1:
-            raise ModelError(f"max_new_tokens must be at least 1, got {max_new_tokens}.")
+        check_max_new_tokens(max_new_tokens)
         ids = self.encode_prompts(prompts)
         params = self._params(max_tokens=max_new_tokens, skip_special_tokens=True)
         results: list[Generation] = []
