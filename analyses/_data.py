@@ -48,17 +48,7 @@ def load(
                 f"column 'study' holds {len(studies)} studies ({shown}); "
                 "analyse one study at a time (filter the table on 'study')."
             )
-    item, keys = codes(t, ["dataset", "item_id"])
-    objective = (t["dataset_type"] == "objective").to_numpy()
-    n_obj = np.bincount(item, weights=objective, minlength=len(keys))
-    n_all = np.bincount(item, minlength=len(keys))
-    mixed = np.flatnonzero((n_obj > 0) & (n_obj < n_all))
-    if mixed.size:
-        row = keys.iloc[int(mixed[0])]
-        raise TableError(
-            f"column 'dataset_type': item {row['item_id']!r} of dataset {row['dataset']!r} "
-            "is marked both 'objective' and 'subjective'."
-        )
+    # one dataset_type per dataset (hence per item) is checked by validate
     return t
 
 
