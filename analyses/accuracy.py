@@ -56,8 +56,13 @@ def accuracy_loaded(
     frame["_y"] = y[gold_known]
     frame["_inv"] = ~valid[gold_known]
     g = frame.groupby(list(by), sort=True)
-    out = g.agg(accuracy=("_y", "mean"), n=("_y", "count"), n_invalid=("_inv", "sum"),
-                rows=("_inv", "size"), correct=("_y", "sum")).reset_index()
+    out = g.agg(
+        accuracy=("_y", "mean"),
+        n=("_y", "count"),
+        n_invalid=("_inv", "sum"),
+        rows=("_inv", "size"),
+        correct=("_y", "sum"),
+    ).reset_index()
     out["valid_rate"] = 1 - out["n_invalid"] / out["rows"]
     out["accuracy_all"] = out["correct"] / out["rows"]
     return out[[*by, "accuracy", "n", "n_invalid", "valid_rate", "accuracy_all"]]
@@ -88,7 +93,7 @@ def drop_from(acc: pd.DataFrame) -> pd.DataFrame:
     """The drop columns from :func:`accuracy` output by (model, dataset, category)."""
     orig = acc[acc["category"] == REFERENCE][["model", "dataset", "accuracy"]]
     out = acc[acc["category"] != REFERENCE].merge(
-        orig.rename(columns={"accuracy": "accuracy_original"}), on=["model", "dataset"],
-        how="left")
+        orig.rename(columns={"accuracy": "accuracy_original"}), on=["model", "dataset"], how="left"
+    )
     out["drop"] = out["accuracy_original"] - out["accuracy"]
     return out.reset_index(drop=True)

@@ -44,20 +44,22 @@ def items_frame(ps: PromptSets) -> pd.DataFrame:
     with np.errstate(invalid="ignore", divide="ignore"):
         c_i = np.where(n >= MIN_SET, ps.maj.top / np.maximum(n, 1), np.nan)
     keys = ps.keys
-    return pd.DataFrame({
-        "model": keys["model"].to_numpy(),
-        "dataset": keys["dataset"].to_numpy(),
-        "dataset_type": keys["dataset_type"].to_numpy(),
-        "item_id": keys["item_id"].to_numpy(),
-        "category": keys["category"].to_numpy(),
-        "n_valid": n,
-        "c_i": c_i,
-        "majority": nullable_int(ps.maj.majority, n > 0),
-        "tie": ps.maj.n_modes > 1,
-        "n_modes": ps.maj.n_modes,
-        "n_invalid": ps.n_invalid,
-        "original_answer": nullable_int(ps.original, ps.original >= 0),
-    })
+    return pd.DataFrame(
+        {
+            "model": keys["model"].to_numpy(),
+            "dataset": keys["dataset"].to_numpy(),
+            "dataset_type": keys["dataset_type"].to_numpy(),
+            "item_id": keys["item_id"].to_numpy(),
+            "category": keys["category"].to_numpy(),
+            "n_valid": n,
+            "c_i": c_i,
+            "majority": nullable_int(ps.maj.majority, n > 0),
+            "tie": ps.maj.n_modes > 1,
+            "n_modes": ps.maj.n_modes,
+            "n_invalid": ps.n_invalid,
+            "original_answer": nullable_int(ps.original, ps.original >= 0),
+        }
+    )
 
 
 def item_agreement(df: pd.DataFrame) -> pd.DataFrame:
@@ -152,17 +154,19 @@ def flips(ps: PromptSets) -> pd.DataFrame:
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = np.where(known, n_flip / np.maximum(n, 1), np.nan)
     keys = ps.keys
-    out = pd.DataFrame({
-        "model": keys["model"].to_numpy(),
-        "dataset": keys["dataset"].to_numpy(),
-        "dataset_type": keys["dataset_type"].to_numpy(),
-        "item_id": keys["item_id"].to_numpy(),
-        "category": keys["category"].to_numpy(),
-        "n_valid": n,
-        "n_flipped": n_flip.astype(np.int64),
-        "flip_rate": rate,
-        "original_answer": nullable_int(ps.original, ps.original >= 0),
-    })
+    out = pd.DataFrame(
+        {
+            "model": keys["model"].to_numpy(),
+            "dataset": keys["dataset"].to_numpy(),
+            "dataset_type": keys["dataset_type"].to_numpy(),
+            "item_id": keys["item_id"].to_numpy(),
+            "category": keys["category"].to_numpy(),
+            "n_valid": n,
+            "n_flipped": n_flip.astype(np.int64),
+            "flip_rate": rate,
+            "original_answer": nullable_int(ps.original, ps.original >= 0),
+        }
+    )
     return out[out["category"] != REFERENCE].reset_index(drop=True)
 
 
@@ -179,8 +183,11 @@ def summarize_agreement(items: pd.DataFrame, by_model: bool = False) -> pd.DataF
     lead = ["model"] if by_model else []
     frames = [x, x.assign(category="all")]
     pooled = pd.concat(frames, ignore_index=True)
-    stats = (pooled.groupby([*lead, "category", "dataset_type"], sort=True)["c_i"]
-             .agg(["mean", "std", "count"]).unstack("dataset_type"))
+    stats = (
+        pooled.groupby([*lead, "category", "dataset_type"], sort=True)["c_i"]
+        .agg(["mean", "std", "count"])
+        .unstack("dataset_type")
+    )
     out = pd.DataFrame(index=stats.index)
     for dtype in ("objective", "subjective"):
         for stat, name in (("mean", ""), ("std", "sd_"), ("count", "n_")):
@@ -193,8 +200,17 @@ def summarize_agreement(items: pd.DataFrame, by_model: bool = False) -> pd.DataF
     # 'all' last within each model.
     out["_last"] = out["category"] == "all"
     out = out.sort_values([*lead, "_last", "category"]).drop(columns="_last")
-    cols = [*lead, "category", "objective", "subjective", "gap",
-            "n_objective", "n_subjective", "sd_objective", "sd_subjective"]
+    cols = [
+        *lead,
+        "category",
+        "objective",
+        "subjective",
+        "gap",
+        "n_objective",
+        "n_subjective",
+        "sd_objective",
+        "sd_subjective",
+    ]
     return out[cols].reset_index(drop=True)
 
 

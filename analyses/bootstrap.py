@@ -59,8 +59,9 @@ def bootstrap_items(
     strata = item_keys["dataset"].to_numpy(object)
     for ds in pd.unique(strata):
         members = np.flatnonzero(strata == ds)
-        weights[:, members] = rng.multinomial(members.size, np.full(members.size, 1 / members.size),
-                                              size=n_boot)
+        weights[:, members] = rng.multinomial(
+            members.size, np.full(members.size, 1 / members.size), size=n_boot
+        )
     with np.errstate(invalid="ignore", divide="ignore"):
         reps = (weights @ sums) / (weights @ counts)  # n_boot x n_cells
         point = sums.sum(axis=0) / counts.sum(axis=0)
@@ -80,21 +81,28 @@ def bootstrap_items(
         gaps = []
         seen = sorted({tuple(v for j, v in enumerate(k) if j != pos) for k in index}, key=str)
         for other in seen:
+
             def full(t, other=other):
                 vals = list(other)
                 vals.insert(pos, t)
                 return tuple(vals)
+
             a, b = index.get(full("objective")), index.get(full("subjective"))
             if a is None or b is None:
                 continue
             d = reps[:, a] - reps[:, b]
-            gaps.append({**dict(zip(rest, other, strict=True)),
-                         "dataset_type": "objective - subjective",
-                         "estimate": point[a] - point[b],
-                         "ci_low": np.nanquantile(d, lo_q), "ci_high": np.nanquantile(d, hi_q),
-                         "se": np.nanstd(d, ddof=1), "n_sets": int(out["n_sets"][a]
-                                                                   + out["n_sets"][b]),
-                         "n_items": int(out["n_items"][a] + out["n_items"][b])})
+            gaps.append(
+                {
+                    **dict(zip(rest, other, strict=True)),
+                    "dataset_type": "objective - subjective",
+                    "estimate": point[a] - point[b],
+                    "ci_low": np.nanquantile(d, lo_q),
+                    "ci_high": np.nanquantile(d, hi_q),
+                    "se": np.nanstd(d, ddof=1),
+                    "n_sets": int(out["n_sets"][a] + out["n_sets"][b]),
+                    "n_items": int(out["n_items"][a] + out["n_items"][b]),
+                }
+            )
         if gaps:
             frames.append(pd.DataFrame(gaps)[out.columns])
     return pd.concat(frames, ignore_index=True)

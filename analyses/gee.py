@@ -53,8 +53,19 @@ from robustness.table import TableError
 
 DEFAULT_FORMULA = "agree ~ model + dataset_type * category + model:category"
 CLUSTERS = {"item": ("dataset", "item_id"), "model_item": ("model", "dataset", "item_id")}
-_FACTOR_COLUMNS = {"model", "dataset", "dataset_type", "item_id", "category", "variant_id",
-                   "study", "mode", "scale", "label", "invalid_reason"}
+_FACTOR_COLUMNS = {
+    "model",
+    "dataset",
+    "dataset_type",
+    "item_id",
+    "category",
+    "variant_id",
+    "study",
+    "mode",
+    "scale",
+    "label",
+    "invalid_reason",
+}
 _COMPUTED = ("agree", "correct", "flip")
 
 
@@ -181,8 +192,9 @@ def fit_exchangeable(
     robust = binv @ meat @ binv
     robust = (robust + robust.T) / 2
     not_pd = bool(np.any(1 - alpha + n_cl * alpha <= 0))
-    return ExchangeableFit(beta, robust, binv * phi, float(alpha), float(phi), it, converged, step,
-                           not_pd)
+    return ExchangeableFit(
+        beta, robust, binv * phi, float(alpha), float(phi), it, converged, step, not_pd
+    )
 
 
 # ----------------------------------------------------------------------------- the model
@@ -258,16 +270,18 @@ class GEEResult:
         z = b.to_numpy() / se
         q = stats.norm.ppf(0.5 + level / 2)
         labels = ["(Intercept)", *self.term_labels]
-        return pd.DataFrame({
-            "coefficient": b.index,
-            "term": [labels[k + 1] for k in term_of],
-            "estimate": b.to_numpy(),
-            "robust_se": se,
-            "z": z,
-            "p_value": 2 * stats.norm.sf(np.abs(z)),
-            "ci_low": b.to_numpy() - q * se,
-            "ci_high": b.to_numpy() + q * se,
-        })
+        return pd.DataFrame(
+            {
+                "coefficient": b.index,
+                "term": [labels[k + 1] for k in term_of],
+                "estimate": b.to_numpy(),
+                "robust_se": se,
+                "z": z,
+                "p_value": 2 * stats.norm.sf(np.abs(z)),
+                "ci_low": b.to_numpy() - q * se,
+                "ci_high": b.to_numpy() + q * se,
+            }
+        )
 
     def wald(self, type: int = 2) -> pd.DataFrame:
         """Wald chi-square per term, joint over its columns: ``term, df, chi2, p_value``.
@@ -277,15 +291,21 @@ class GEEResult:
         Equal to ``car::Anova(geeglm_fit, type = 2 or 3, test.statistic = "Wald")``.
         """
         if type in (2, "2", "II"):
-            return wald_type2(self.params.to_numpy(), self.cov.to_numpy(), self._term_of,
-                              self.terms)
+            return wald_type2(
+                self.params.to_numpy(), self.cov.to_numpy(), self._term_of, self.terms
+            )
         if type in (3, "3", "III"):
-            return wald_type3(self.params_sum.to_numpy(), self.cov_sum.to_numpy(),
-                              self._term_of_sum, self.term_labels)
+            return wald_type3(
+                self.params_sum.to_numpy(),
+                self.cov_sum.to_numpy(),
+                self._term_of_sum,
+                self.term_labels,
+            )
         raise ValueError(f"type must be 2 or 3, not {type!r}.")
 
-    def marginal_means(self, by: Sequence[str] = ("dataset_type", "category"),
-                       level: float = 0.95) -> pd.DataFrame:
+    def marginal_means(
+        self, by: Sequence[str] = ("dataset_type", "category"), level: float = 0.95
+    ) -> pd.DataFrame:
         """Marginal mean of the outcome per cell of ``by``; see :mod:`analyses.marginal`."""
         from analyses.marginal import marginal_means
 
@@ -303,13 +323,16 @@ def _response(
 ) -> np.ndarray:
     if response in user_columns:
         col = t[response]
-        values = pd.to_numeric(col.astype("Float64") if col.dtype == "boolean" else col,
-                               errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+        values = pd.to_numeric(
+            col.astype("Float64") if col.dtype == "boolean" else col, errors="coerce"
+        ).to_numpy(dtype=float, na_value=np.nan)
         bad = ~np.isnan(values) & ~np.isin(values, (0.0, 1.0))
         if bad.any():
             pos = int(np.flatnonzero(bad)[0])
-            raise TableError(f"column {response!r}, row {pos}: {col.iloc[pos]!r} is not 0/1 "
-                             "(a binomial GEE needs a binary response).")
+            raise TableError(
+                f"column {response!r}, row {pos}: {col.iloc[pos]!r} is not 0/1 "
+                "(a binomial GEE needs a binary response)."
+            )
         return values
     ps = ps or prompt_sets(t)
     if response == "agree":
@@ -401,8 +424,15 @@ def gee(
     if not isinstance(df, pd.DataFrame):
         raise TableError(f"a long table must be a pandas DataFrame, not {type(df).__name__}.")
     t = load(df, optional=("gold", "correct", *formula_columns(df.columns, formula)))
-    return gee_loaded(t, formula, cluster, levels=levels, drop_separated=drop_separated, tol=tol,
-                      max_iter=max_iter)
+    return gee_loaded(
+        t,
+        formula,
+        cluster,
+        levels=levels,
+        drop_separated=drop_separated,
+        tol=tol,
+        max_iter=max_iter,
+    )
 
 
 def formula_columns(columns: Sequence[str], formula: str | None = None) -> list[str]:
@@ -421,8 +451,10 @@ def formula_columns(columns: Sequence[str], formula: str | None = None) -> list[
             f"lacks; it has {', '.join(map(repr, cols))}."
         )
     if f.response not in cols and f.response not in _COMPUTED:
-        raise TableError(f"formula {text!r}: the response {f.response!r} is not a column of the "
-                         f"table and not one of {', '.join(_COMPUTED)} (computed).")
+        raise TableError(
+            f"formula {text!r}: the response {f.response!r} is not a column of the "
+            f"table and not one of {', '.join(_COMPUTED)} (computed)."
+        )
     return [c for c in (f.response, *f.variables) if c in cols]
 
 
@@ -457,20 +489,26 @@ def gee_loaded(
         notes.append(f"{n_invalid} invalid rows (valid == False) were excluded.")
     n_orig = int((~perturbed).sum())
     if n_orig:
-        notes.append(f"{n_orig} rows of category 'original' (the reference prompt) are not "
-                     "part of the model.")
+        notes.append(
+            f"{n_orig} rows of category 'original' (the reference prompt) are not "
+            "part of the model."
+        )
     single = np.zeros(len(t), dtype=bool)
     if f.response == "agree" and f.response not in user_columns:
         sets = ps or prompt_sets(t)
         single = perturbed & valid & (sets.maj.n[sets.group] < MIN_SET)
         if single.any():
-            notes.append(f"{int(single.sum())} rows are the only valid answer of their prompt "
-                         "set, where agreement is undefined; they were excluded (see the flip "
-                         "rate for those categories).")
+            notes.append(
+                f"{int(single.sum())} rows are the only valid answer of their prompt "
+                "set, where agreement is undefined; they were excluded (see the flip "
+                "rate for those categories)."
+            )
     n_other = int((perturbed & valid & ~use & ~single).sum())
     if n_other:
-        notes.append(f"{n_other} valid rows without a value of the response or of a formula "
-                     "variable were excluded.")
+        notes.append(
+            f"{n_other} valid rows without a value of the response or of a formula "
+            "variable were excluded."
+        )
     if not use.any():
         raise TableError("no valid rows of a perturbation category are left to model.")
 
@@ -492,13 +530,17 @@ def gee_loaded(
                 dropped_terms.append(":".join(t_))
             for v in flat:
                 vals = pd.unique(sub[v])
-                notes.append(f"{v!r} takes the single value {vals[0]!r} in the fitted rows, so "
-                             f"the term(s) {', '.join(':'.join(g) for g in gone if v in g)} "
-                             "cannot vary and were dropped.")
+                notes.append(
+                    f"{v!r} takes the single value {vals[0]!r} in the fitted rows, so "
+                    f"the term(s) {', '.join(':'.join(g) for g in gone if v in g)} "
+                    "cannot vary and were dropped."
+                )
         ysub = y[keep]
         if ysub.min() == ysub.max():
-            raise TableError(f"the response {f.response!r} is {int(ysub[0])} on every fitted row; "
-                             "there is nothing to model.")
+            raise TableError(
+                f"the response {f.response!r} is {int(ysub[0])} on every fitted row; "
+                "there is nothing to model."
+            )
         k2, cells = find_separation(ysub, sub, terms)
         if cells.empty:
             break
@@ -515,8 +557,10 @@ def gee_loaded(
     if not separation.empty:
         n_sep = int(len(data) - keep.sum())
         listed = "; ".join(f"{r.term} [{r.cell}] all {r.value}" for r in separation.itertuples())
-        notes.append(f"separation: {len(separation)} cell(s) with a constant response were set "
-                     f"aside with their {n_sep} rows before the fit: {listed}.")
+        notes.append(
+            f"separation: {len(separation)} cell(s) with a constant response were set "
+            f"aside with their {n_sep} rows before the fit: {listed}."
+        )
     data = data.loc[keep].reset_index(drop=True)
     y = y[keep]
     fit_formula = Formula(f.text, f.response, f.variables, tuple(terms))
@@ -529,8 +573,10 @@ def gee_loaded(
     keep_cols = independent_columns(x_full)
     aliased = [n for n, k in zip(names, keep_cols, strict=True) if not k]
     if aliased:
-        notes.append(f"{len(aliased)} design column(s) are not estimable from the fitted rows "
-                     f"and were dropped (aliased): {', '.join(aliased)}.")
+        notes.append(
+            f"{len(aliased)} design column(s) are not estimable from the fitted rows "
+            f"and were dropped (aliased): {', '.join(aliased)}."
+        )
     x = x_full[:, keep_cols]
     kept_names = [n for n, k in zip(names, keep_cols, strict=True) if k]
     kept_terms = np.asarray(term_of)[keep_cols]
@@ -542,18 +588,31 @@ def gee_loaded(
     cell_n = np.bincount(cell_inv, minlength=cell.size).astype(float)
     cell_ys = np.bincount(cell_inv, weights=y, minlength=cell.size)
     cell_y2 = np.bincount(cell_inv, weights=y * y, minlength=cell.size)
-    raw = fit_exchangeable(x, cell // n_u, cell % n_u, cell_n, cell_ys, cell_y2, len(cl_keys),
-                           tol=tol, max_iter=max_iter)
+    raw = fit_exchangeable(
+        x,
+        cell // n_u,
+        cell % n_u,
+        cell_n,
+        cell_ys,
+        cell_y2,
+        len(cl_keys),
+        tol=tol,
+        max_iter=max_iter,
+    )
     if not raw.converged:
-        notes.append(f"the GEE did not converge in {raw.iterations} iterations (last step "
-                     f"{raw.max_step:.3g}); treat its numbers with care.")
+        notes.append(
+            f"the GEE did not converge in {raw.iterations} iterations (last step "
+            f"{raw.max_step:.3g}); treat its numbers with care."
+        )
 
     if raw.not_positive_definite:
         size = int(np.ceil(1 - 1 / raw.alpha))  # 1 - a + n a <= 0 from this n on (a < 0)
-        notes.append(f"alpha = {raw.alpha:.4g} is so negative that the exchangeable working "
-                     f"correlation is not positive definite for clusters of {size} or more "
-                     "rows; as geepack does, the fit goes on (the robust covariance stays "
-                     "valid), but consider cluster='model_item'.")
+        notes.append(
+            f"alpha = {raw.alpha:.4g} is so negative that the exchangeable working "
+            f"correlation is not positive definite for clusters of {size} or more "
+            "rows; as geepack does, the fit goes on (the robust covariance stays "
+            "valid), but consider cluster='model_item'."
+        )
     # The same fit in sum-to-zero coding: the column spaces agree, so b_sum = A b.
     xs_full, names_s, term_of_s = build_design(fit_formula, grid, lev, "sum")
     keep_s = independent_columns(xs_full)
@@ -564,8 +623,9 @@ def gee_loaded(
     names_s = [n for n, k in zip(names_s, keep_s, strict=True) if k]
 
     n_cl = np.bincount(cl_code)
-    grid = grid.assign(n=np.bincount(row_u, minlength=n_u), y_sum=np.bincount(
-        row_u, weights=y, minlength=n_u))
+    grid = grid.assign(
+        n=np.bincount(row_u, minlength=n_u), y_sum=np.bincount(row_u, weights=y, minlength=n_u)
+    )
     return GEEResult(
         formula=text,
         response=f.response,

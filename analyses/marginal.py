@@ -45,8 +45,10 @@ def _cells(fit: GEEResult, by: Sequence[str]):
     grid = fit.grid
     missing = [b for b in by if b not in grid.columns]
     if missing:
-        raise ValueError(f"marginal means by {missing!r}: not a factor of the fitted grid "
-                         f"(available: {[c for c in grid.columns if c not in ('n', 'y_sum')]}).")
+        raise ValueError(
+            f"marginal means by {missing!r}: not a factor of the fitted grid "
+            f"(available: {[c for c in grid.columns if c not in ('n', 'y_sum')]})."
+        )
     factors = list(fit.levels)
     numeric = [v for v in f.variables if v not in fit.levels]
     pred = grid.copy()
@@ -75,8 +77,9 @@ def _estimates(fit: GEEResult, by: Sequence[str]):
     return rows, np.array(grads), counts
 
 
-def marginal_means(fit: GEEResult, by: Sequence[str] = ("dataset_type", "category"),
-                   level: float = 0.95) -> pd.DataFrame:
+def marginal_means(
+    fit: GEEResult, by: Sequence[str] = ("dataset_type", "category"), level: float = 0.95
+) -> pd.DataFrame:
     """Estimated marginal probability per cell of ``by`` with delta-method intervals.
 
     Columns: the ``by`` columns, ``estimate``, ``se`` (delta method, robust
@@ -101,9 +104,18 @@ def marginal_means(fit: GEEResult, by: Sequence[str] = ("dataset_type", "categor
         half = q * se / (m * (1 - m))
         lo, hi = expit(np.log(m / (1 - m)) - half), expit(np.log(m / (1 - m)) + half)
         c = counts.loc[key if len(key) > 1 else key[0]]
-        out.append({**dict(zip(by, key, strict=True)), "estimate": m, "se": se, "ci_low": lo,
-                    "ci_high": hi, "observed": c["y_sum"] / c["n_rows"],
-                    "n_rows": int(c["n_rows"]), "n_averaged": k})
+        out.append(
+            {
+                **dict(zip(by, key, strict=True)),
+                "estimate": m,
+                "se": se,
+                "ci_low": lo,
+                "ci_high": hi,
+                "observed": c["y_sum"] / c["n_rows"],
+                "n_rows": int(c["n_rows"]),
+                "n_averaged": k,
+            }
+        )
     return pd.DataFrame(out)
 
 
@@ -125,8 +137,20 @@ def type_contrasts(fit: GEEResult, level: float = 0.95, by: str = "category") ->
     """
     in_model = any("dataset_type" in term for term in fit.terms)
     if not in_model or fit.grid["dataset_type"].nunique() < 2:
-        return pd.DataFrame(columns=[by, "objective", "subjective", "difference", "se", "z",
-                                     "p_value", "p_holm", "ci_low", "ci_high"])
+        return pd.DataFrame(
+            columns=[
+                by,
+                "objective",
+                "subjective",
+                "difference",
+                "se",
+                "z",
+                "p_value",
+                "p_holm",
+                "ci_low",
+                "ci_high",
+            ]
+        )
     rows, grads, _ = _estimates(fit, ("dataset_type", by))
     index = {key: k for k, (key, _, _) in enumerate(rows)}
     est = {key: m for key, m, _ in rows}
@@ -141,13 +165,35 @@ def type_contrasts(fit: GEEResult, level: float = 0.95, by: str = "category") ->
         d = est[a] - est[b]
         se = float(np.sqrt(g @ v @ g))
         z = d / se if se > 0 else np.nan
-        out.append({by: lev, "objective": est[a], "subjective": est[b], "difference": d,
-                    "se": se, "z": z, "p_value": float(2 * stats.norm.sf(abs(z))),
-                    "ci_low": d - q * se, "ci_high": d + q * se})
+        out.append(
+            {
+                by: lev,
+                "objective": est[a],
+                "subjective": est[b],
+                "difference": d,
+                "se": se,
+                "z": z,
+                "p_value": float(2 * stats.norm.sf(abs(z))),
+                "ci_low": d - q * se,
+                "ci_high": d + q * se,
+            }
+        )
     res = pd.DataFrame(out)
     if res.empty:
-        return pd.DataFrame(columns=[by, "objective", "subjective", "difference", "se", "z",
-                                     "p_value", "p_holm", "ci_low", "ci_high"])
+        return pd.DataFrame(
+            columns=[
+                by,
+                "objective",
+                "subjective",
+                "difference",
+                "se",
+                "z",
+                "p_value",
+                "p_holm",
+                "ci_low",
+                "ci_high",
+            ]
+        )
     p = res["p_value"].to_numpy(dtype=float)
     holm = np.full(p.size, np.nan)
     ok = np.isfinite(p)

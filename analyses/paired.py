@@ -72,8 +72,9 @@ def cochran_sets(
     if outcome == "consistent":  # a single answer is consistent by construction: no value
         y = np.where(n >= MIN_SET, (ps.maj.top == n).astype(float), np.nan)
     else:
-        y = np.where((n > 0) & (ps.original >= 0),
-                     (ps.maj.majority == ps.original).astype(float), np.nan)
+        y = np.where(
+            (n > 0) & (ps.original >= 0), (ps.maj.majority == ps.original).astype(float), np.nan
+        )
     keys["y"] = y
     keys["subject"] = keys["dataset"].astype(str) + "\x1f" + keys["item_id"].astype(str)
     keys = keys[keys["category"] != REFERENCE]
@@ -84,24 +85,43 @@ def cochran_sets(
             g = g.assign(subject=g["model"].astype(str) + "\x1f" + g["subject"])
         wide = g.pivot_table(index="subject", columns="category", values="y", aggfunc="first")
         complete = wide.dropna()
-        row = {**dict(zip(by, key, strict=True)), "n_items": len(complete),
-               "n_items_dropped": len(wide) - len(complete), "n_categories": wide.shape[1]}
-        constant = complete.to_numpy().min() == complete.to_numpy().max() if len(complete) \
-            else True
+        row = {
+            **dict(zip(by, key, strict=True)),
+            "n_items": len(complete),
+            "n_items_dropped": len(wide) - len(complete),
+            "n_categories": wide.shape[1],
+        }
+        constant = complete.to_numpy().min() == complete.to_numpy().max() if len(complete) else True
         if wide.shape[1] < 2 or len(complete) < 2 or constant:  # Q is 0/0 when nothing varies
             row.update(q=np.nan, dof=max(wide.shape[1] - 1, 0), p_value=np.nan)
         else:
-            long = complete.reset_index().melt(id_vars="subject", var_name="category",
-                                               value_name="y")
+            long = complete.reset_index().melt(
+                id_vars="subject", var_name="category", value_name="y"
+            )
             res = pg.cochran(long, dv="y", within="category", subject="subject")
-            row.update(q=float(res["Q"].iloc[0]), dof=int(res["dof"].iloc[0]),
-                       p_value=float(res["p_unc"].iloc[0]))
+            row.update(
+                q=float(res["Q"].iloc[0]),
+                dof=int(res["dof"].iloc[0]),
+                p_value=float(res["p_unc"].iloc[0]),
+            )
         rates = complete.mean()
         row["min_rate"] = float(rates.min()) if len(complete) else np.nan
         row["max_rate"] = float(rates.max()) if len(complete) else np.nan
         rows.append(row)
-    return pd.DataFrame(rows, columns=[*by, "n_items", "n_items_dropped", "n_categories", "q",
-                                       "dof", "p_value", "min_rate", "max_rate"])
+    return pd.DataFrame(
+        rows,
+        columns=[
+            *by,
+            "n_items",
+            "n_items_dropped",
+            "n_categories",
+            "q",
+            "dof",
+            "p_value",
+            "min_rate",
+            "max_rate",
+        ],
+    )
 
 
 def mcnemar(
@@ -149,8 +169,9 @@ def mcnemar_loaded(
     models = set(t["model"].unique())
     for m in (model_a, model_b):
         if m not in models:
-            raise ValueError(f"mcnemar: model {m!r} is not in the table (models: "
-                             f"{sorted(models)!r}).")
+            raise ValueError(
+                f"mcnemar: model {m!r} is not in the table (models: {sorted(models)!r})."
+            )
     if outcome == "correct":
         y = correct_column(t)
         if y is None:
@@ -171,20 +192,49 @@ def mcnemar_loaded(
     for key, g in groups:
         key = key if isinstance(key, tuple) else (key,)
         ya, yb = g["y_a"].to_numpy(), g["y_b"].to_numpy()
-        cells = {"both": int(((ya == 1) & (yb == 1)).sum()),
-                 "only_a": int(((ya == 1) & (yb == 0)).sum()),
-                 "only_b": int(((ya == 0) & (yb == 1)).sum()),
-                 "neither": int(((ya == 0) & (yb == 0)).sum())}
+        cells = {
+            "both": int(((ya == 1) & (yb == 1)).sum()),
+            "only_a": int(((ya == 1) & (yb == 0)).sum()),
+            "only_b": int(((ya == 0) & (yb == 1)).sum()),
+            "neither": int(((ya == 0) & (yb == 0)).sum()),
+        }
         if cells["only_a"] + cells["only_b"] == 0:
             stat = {"chi2": 0.0, "dof": 1, "p_approx": 1.0, "p_exact": 1.0}
         else:
             data = pd.DataFrame({"a": ya.astype(int), "b": yb.astype(int)})
             _, res = pg.chi2_mcnemar(data, "a", "b")
-            stat = {"chi2": float(res["chi2"].iloc[0]), "dof": int(res["dof"].iloc[0]),
-                    "p_approx": float(res["p_approx"].iloc[0]),
-                    "p_exact": float(res["p_exact"].iloc[0])}
-        rows.append({**dict(zip(by, key, strict=True)), "model_a": model_a, "model_b": model_b,
-                     "outcome": outcome, "n_pairs": len(g), **cells, **stat})
-    return pd.DataFrame(rows, columns=[*by, "model_a", "model_b", "outcome", "n_pairs", "both",
-                                       "only_a", "only_b", "neither", "chi2", "dof", "p_approx",
-                                       "p_exact"])
+            stat = {
+                "chi2": float(res["chi2"].iloc[0]),
+                "dof": int(res["dof"].iloc[0]),
+                "p_approx": float(res["p_approx"].iloc[0]),
+                "p_exact": float(res["p_exact"].iloc[0]),
+            }
+        rows.append(
+            {
+                **dict(zip(by, key, strict=True)),
+                "model_a": model_a,
+                "model_b": model_b,
+                "outcome": outcome,
+                "n_pairs": len(g),
+                **cells,
+                **stat,
+            }
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            *by,
+            "model_a",
+            "model_b",
+            "outcome",
+            "n_pairs",
+            "both",
+            "only_a",
+            "only_b",
+            "neither",
+            "chi2",
+            "dof",
+            "p_approx",
+            "p_exact",
+        ],
+    )

@@ -50,14 +50,44 @@ from analyses.separation import COLUMNS as SEPARATION_COLUMNS
 from analyses.wald import COLUMNS as WALD_COLUMNS
 from robustness.table import TableError, read_table
 
-AGREEMENT_ITEM_COLUMNS = ["model", "dataset", "dataset_type", "item_id", "category", "n_valid",
-                          "c_i", "majority", "tie", "n_modes", "n_invalid", "original_answer"]
-COEF_COLUMNS = ["coefficient", "term", "estimate", "robust_se", "z", "p_value", "ci_low",
-                "ci_high"]
-MARGINAL_COLUMNS = ["dataset_type", "category", "estimate", "se", "ci_low", "ci_high",
-                    "observed", "n_rows", "n_averaged"]
-CONTRAST_COLUMNS = ["category", "objective", "subjective", "difference", "se", "z", "p_value",
-                    "p_holm", "ci_low", "ci_high"]
+AGREEMENT_ITEM_COLUMNS = [
+    "model",
+    "dataset",
+    "dataset_type",
+    "item_id",
+    "category",
+    "n_valid",
+    "c_i",
+    "majority",
+    "tie",
+    "n_modes",
+    "n_invalid",
+    "original_answer",
+]
+COEF_COLUMNS = ["coefficient", "term", "estimate", "robust_se", "z", "p_value", "ci_low", "ci_high"]
+MARGINAL_COLUMNS = [
+    "dataset_type",
+    "category",
+    "estimate",
+    "se",
+    "ci_low",
+    "ci_high",
+    "observed",
+    "n_rows",
+    "n_averaged",
+]
+CONTRAST_COLUMNS = [
+    "category",
+    "objective",
+    "subjective",
+    "difference",
+    "se",
+    "z",
+    "p_value",
+    "p_holm",
+    "ci_low",
+    "ci_high",
+]
 
 
 @dataclass
@@ -117,8 +147,10 @@ def _print_summary(res: AnalysisResult, console: Any = None) -> None:
     from rich.table import Table
 
     con = console or Console()
-    con.print(f"[bold]robustness analyze[/bold]: {res.n_rows} rows, {res.n_models} model(s), "
-              f"{res.n_items} item(s); {res.n_invalid} invalid row(s) excluded")
+    con.print(
+        f"[bold]robustness analyze[/bold]: {res.n_rows} rows, {res.n_models} model(s), "
+        f"{res.n_items} item(s); {res.n_invalid} invalid row(s) excluded"
+    )
     tab2 = res.tables["agreement_by_type_category"]
     t = Table(title="Mean agreement C_i (Kamal et al. eq. 1)", title_justify="left")
     for col in ("category", "objective", "subjective", "gap"):
@@ -128,27 +160,39 @@ def _print_summary(res: AnalysisResult, console: Any = None) -> None:
     con.print(t)
     if res.fit is not None:
         fit = res.fit
-        w = Table(title=f"GEE Wald chi-square ({escape(fit.response)}, clusters = "
-                        f"{escape(fit.cluster)}, alpha = {fit.alpha:.3f})", title_justify="left")
+        w = Table(
+            title=f"GEE Wald chi-square ({escape(fit.response)}, clusters = "
+            f"{escape(fit.cluster)}, alpha = {fit.alpha:.3f})",
+            title_justify="left",
+        )
         for col in ("term", "df", "chi2 II", "p II", "chi2 III", "p III"):
             w.add_column(col, justify="left" if col == "term" else "right")
         w2 = res.tables["wald_type2"].set_index("term")
         w3 = res.tables["wald_type3"].set_index("term")
         for term in w2.index:
-            w.add_row(escape(str(term)), str(int(w2.loc[term, "df"])),
-                      _fmt(w2.loc[term, "chi2"], 2), _p(w2.loc[term, "p_value"]),
-                      _fmt(w3.loc[term, "chi2"], 2) if term in w3.index else "-",
-                      _p(w3.loc[term, "p_value"]) if term in w3.index else "-")
+            w.add_row(
+                escape(str(term)),
+                str(int(w2.loc[term, "df"])),
+                _fmt(w2.loc[term, "chi2"], 2),
+                _p(w2.loc[term, "p_value"]),
+                _fmt(w3.loc[term, "chi2"], 2) if term in w3.index else "-",
+                _p(w3.loc[term, "p_value"]) if term in w3.index else "-",
+            )
         con.print(w)
         c = res.tables["contrasts"]
         if len(c):
-            ct = Table(title="Objective - subjective marginal agreement (Holm)",
-                       title_justify="left")
+            ct = Table(
+                title="Objective - subjective marginal agreement (Holm)", title_justify="left"
+            )
             for col in ("category", "difference", "95% CI", "p Holm"):
                 ct.add_column(col, justify="left" if col == "category" else "right")
             for r in c.itertuples():
-                ct.add_row(escape(str(r.category)), _fmt(r.difference),
-                           f"{_fmt(r.ci_low)} .. {_fmt(r.ci_high)}", _p(r.p_holm))
+                ct.add_row(
+                    escape(str(r.category)),
+                    _fmt(r.difference),
+                    f"{_fmt(r.ci_low)} .. {_fmt(r.ci_high)}",
+                    _p(r.p_holm),
+                )
             con.print(ct)
     for note in res.notes:
         con.print(f"[yellow]note:[/yellow] {escape(note)}")
@@ -201,19 +245,22 @@ def analyze(
     if not isinstance(df, pd.DataFrame):
         raise TableError(f"a long table must be a pandas DataFrame, not {type(df).__name__}.")
     text = DEFAULT_FORMULA if formula is None else formula
-    optional = ("gold", "correct", "scale", *k_columns(df),
-                *formula_columns(df.columns, text))
+    optional = ("gold", "correct", "scale", *k_columns(df), *formula_columns(df.columns, text))
     t = load(df, optional=optional)
     out = Path(out_dir)
     notes: list[str] = []
     valid = t["valid"].to_numpy(dtype=bool, na_value=False)
     n_invalid = int((~valid).sum())
     if n_invalid:
-        notes.append(f"{n_invalid} of {len(t)} rows are invalid (valid == False) and were "
-                     "excluded from every statistic.")
+        notes.append(
+            f"{n_invalid} of {len(t)} rows are invalid (valid == False) and were "
+            "excluded from every statistic."
+        )
     if not (t["category"] == REFERENCE).any():
-        notes.append("the table has no 'original' rows: flip rates, accuracy drop and the "
-                     "original-answer tie rule have no reference.")
+        notes.append(
+            "the table has no 'original' rows: flip rates, accuracy drop and the "
+            "original-answer tie rule have no reference."
+        )
 
     ps = prompt_sets(t)
     tables: dict[str, pd.DataFrame] = {}
@@ -225,28 +272,69 @@ def analyze(
         tables["agreement_bootstrap"] = bootstrap_items(pert, n_boot=n_boot, seed=seed)
     else:
         tables["agreement_bootstrap"] = pd.DataFrame(
-            columns=["dataset_type", "category", "estimate", "ci_low", "ci_high", "se",
-                     "n_sets", "n_items"])
+            columns=[
+                "dataset_type",
+                "category",
+                "estimate",
+                "ci_low",
+                "ci_high",
+                "se",
+                "n_sets",
+                "n_items",
+            ]
+        )
     tables["flip_rate"] = flips(ps)
     pss_items_frame, k_source = _item_scores(ps)
     tables["pss"] = summarize_pss(pss_items_frame)
     if "ordinal" in set(pss_items_frame["score"]) and "lower bound" in k_source:
-        notes.append("PSS ordinal: some rows have neither n_options nor option_probs; their K "
-                     "is the largest answer in the dataset + 1, a lower bound.")
+        notes.append(
+            "PSS ordinal: some rows have neither n_options nor option_probs; their K "
+            "is the largest answer in the dataset + 1, a lower bound."
+        )
     if correct_column(t) is not None and (t["dataset_type"] == "objective").any():
         tables["accuracy"] = drop_from(accuracy_loaded(t))
     else:
-        tables["accuracy"] = pd.DataFrame(columns=["model", "dataset", "category", "accuracy",
-                                                   "n", "n_invalid", "valid_rate",
-                                                   "accuracy_all", "accuracy_original", "drop"])
+        tables["accuracy"] = pd.DataFrame(
+            columns=[
+                "model",
+                "dataset",
+                "category",
+                "accuracy",
+                "n",
+                "n_invalid",
+                "valid_rate",
+                "accuracy_all",
+                "accuracy_original",
+                "drop",
+            ]
+        )
     tables["cochran"] = cochran_sets(ps)
     models = sorted(pd.unique(t["model"]), key=str)
     outcome = "correct" if len(tables["accuracy"]) else "agree"
-    mc = [mcnemar_loaded(t, a, b, outcome=outcome, ps=ps)
-          for a, b in itertools.combinations(models, 2)]
-    tables["mcnemar"] = (pd.concat(mc, ignore_index=True) if mc else pd.DataFrame(
-        columns=["model_a", "model_b", "outcome", "n_pairs", "both", "only_a", "only_b",
-                 "neither", "chi2", "dof", "p_approx", "p_exact"]))
+    mc = [
+        mcnemar_loaded(t, a, b, outcome=outcome, ps=ps)
+        for a, b in itertools.combinations(models, 2)
+    ]
+    tables["mcnemar"] = (
+        pd.concat(mc, ignore_index=True)
+        if mc
+        else pd.DataFrame(
+            columns=[
+                "model_a",
+                "model_b",
+                "outcome",
+                "n_pairs",
+                "both",
+                "only_a",
+                "only_b",
+                "neither",
+                "chi2",
+                "dof",
+                "p_approx",
+                "p_exact",
+            ]
+        )
+    )
 
     fit: GEEResult | None = None
     try:
@@ -258,8 +346,11 @@ def analyze(
         tables["gee_coefficients"] = fit.coefficients()
         tables["wald_type2"] = fit.wald(2)
         tables["wald_type3"] = fit.wald(3)
-        mm = fit.marginal_means() if {"dataset_type", "category"} <= set(fit.grid.columns) \
+        mm = (
+            fit.marginal_means()
+            if {"dataset_type", "category"} <= set(fit.grid.columns)
             else pd.DataFrame(columns=MARGINAL_COLUMNS)
+        )
         tables["marginal_means"] = mm
         tables["contrasts"] = fit.contrasts()
         tables["separation"] = fit.separation.reindex(columns=SEPARATION_COLUMNS)
@@ -273,17 +364,39 @@ def analyze(
 
     files = _write(tables, out / "tables")
     n_items = int(ps.keys[["dataset", "item_id"]].drop_duplicates().shape[0])
-    res = AnalysisResult(out_dir=out, tables=tables, fit=fit, notes=notes, n_rows=len(t),
-                         n_invalid=n_invalid, n_models=len(models), n_items=n_items,
-                         formula=text, cluster=cluster, files=files)
+    res = AnalysisResult(
+        out_dir=out,
+        tables=tables,
+        fit=fit,
+        notes=notes,
+        n_rows=len(t),
+        n_invalid=n_invalid,
+        n_models=len(models),
+        n_items=n_items,
+        formula=text,
+        cluster=cluster,
+        files=files,
+    )
     summary = {
-        "n_rows": res.n_rows, "n_invalid": n_invalid, "n_models": res.n_models,
-        "n_items": n_items, "formula": text, "cluster": cluster, "notes": notes,
-        "gee": None if fit is None else {
-            "converged": bool(fit.converged), "iterations": fit.iterations,
-            "alpha": fit.alpha, "scale": fit.scale, "n_obs": fit.n_obs,
-            "n_clusters": fit.n_clusters, "dropped_terms": fit.dropped_terms,
-            "aliased": fit.aliased},
+        "n_rows": res.n_rows,
+        "n_invalid": n_invalid,
+        "n_models": res.n_models,
+        "n_items": n_items,
+        "formula": text,
+        "cluster": cluster,
+        "notes": notes,
+        "gee": None
+        if fit is None
+        else {
+            "converged": bool(fit.converged),
+            "iterations": fit.iterations,
+            "alpha": fit.alpha,
+            "scale": fit.scale,
+            "n_obs": fit.n_obs,
+            "n_clusters": fit.n_clusters,
+            "dropped_terms": fit.dropped_terms,
+            "aliased": fit.aliased,
+        },
         "tables": {k: str(v.relative_to(out)) for k, v in files.items()},
     }
     tmp = out / ".summary.json.tmp"

@@ -152,8 +152,11 @@ def posix_from_runner(
     else:
         rlist = [str(r) for r in responses]
     if len(rlist) != n:
-        hint = " (the original prompt was added first; give its response first)" \
-            if original_index == 0 and original not in prompts else ""
+        hint = (
+            " (the original prompt was added first; give its response first)"
+            if original_index == 0 and original not in prompts
+            else ""
+        )
         raise ValueError(f"{len(rlist)} responses for {n} prompts{hint}.")
     pairs = [(plist[i], rlist[j]) for i in range(n) for j in range(n)]
     scored = list(runner.loglikelihood(pairs))
@@ -163,8 +166,9 @@ def posix_from_runner(
         ll = np.array([float(s.logprob) for s in scored]).reshape(n, n)
         toks = np.array([float(s.n_tokens) for s in scored]).reshape(n, n)
     except AttributeError as exc:
-        raise TypeError("runner.loglikelihood must return objects with .logprob and .n_tokens "
-                        f"({exc}).") from None
+        raise TypeError(
+            f"runner.loglikelihood must return objects with .logprob and .n_tokens ({exc})."
+        ) from None
     lengths = np.diag(toks).copy()
     if np.any(lengths <= 0):
         j = int(np.flatnonzero(lengths <= 0)[0])
@@ -203,12 +207,19 @@ def posix_table(
     for key, g in df.groupby(list(by), sort=True):
         n = int(max(g[prompt].max(), g[response].max())) + 1
         if len(g) != n * n or g[[prompt, response]].duplicated().any():
-            raise ValueError(f"posix_table: set {key!r} does not hold each of its {n}x{n} "
-                             "(prompt, response) pairs exactly once.")
+            raise ValueError(
+                f"posix_table: set {key!r} does not hold each of its {n}x{n} "
+                "(prompt, response) pairs exactly once."
+            )
         ll = np.full((n, n), np.nan)
         ll[g[prompt].to_numpy(int), g[response].to_numpy(int)] = g["logprob"].to_numpy(float)
         diag = g[g[prompt] == g[response]].sort_values(response)
         key = key if isinstance(key, tuple) else (key,)
-        rows.append({**dict(zip(by, key, strict=True)), "n_prompts": n,
-                     "posix": posix(ll, diag["n_tokens"].to_numpy(float))})
+        rows.append(
+            {
+                **dict(zip(by, key, strict=True)),
+                "n_prompts": n,
+                "posix": posix(ll, diag["n_tokens"].to_numpy(float)),
+            }
+        )
     return pd.DataFrame(rows, columns=[*by, "n_prompts", "posix"])

@@ -114,16 +114,20 @@ def _item_scores(ps: PromptSets) -> tuple[pd.DataFrame, str]:
                 continue
             n, s = scores[score]
             keep = n > 0
-            frames.append(pd.DataFrame({
-                "model": keys["model"].to_numpy()[keep],
-                "dataset": keys["dataset"].to_numpy()[keep],
-                "dataset_type": keys["dataset_type"].to_numpy()[keep],
-                "item_id": keys["item_id"].to_numpy()[keep],
-                "category": keys["category"].to_numpy()[keep],
-                "score": score,
-                "n_prompts": n[keep].astype(np.int64),
-                "s_i": s[keep],
-            }))
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "model": keys["model"].to_numpy()[keep],
+                        "dataset": keys["dataset"].to_numpy()[keep],
+                        "dataset_type": keys["dataset_type"].to_numpy()[keep],
+                        "item_id": keys["item_id"].to_numpy()[keep],
+                        "category": keys["category"].to_numpy()[keep],
+                        "score": score,
+                        "n_prompts": n[keep].astype(np.int64),
+                        "s_i": s[keep],
+                    }
+                )
+            )
     return pd.concat(frames, ignore_index=True), k_source
 
 
@@ -156,12 +160,28 @@ def summarize_pss(items: pd.DataFrame) -> pd.DataFrame:
     """PSS (ProSA eq. 2) per model x dataset x category x score from :func:`pss_items` output."""
     x = items[items["s_i"].notna()]
     if x.empty:
-        return pd.DataFrame(columns=["model", "dataset", "category", "score", "pss", "n_items",
-                                     "sd", "dataset_type"])
-    out = (x.groupby(["model", "dataset", "category", "score"], sort=True)
-           .agg(pss=("s_i", "mean"), n_items=("s_i", "size"), sd=("s_i", "std"),
-                dataset_type=("dataset_type", "first"))
-           .reset_index())
+        return pd.DataFrame(
+            columns=[
+                "model",
+                "dataset",
+                "category",
+                "score",
+                "pss",
+                "n_items",
+                "sd",
+                "dataset_type",
+            ]
+        )
+    out = (
+        x.groupby(["model", "dataset", "category", "score"], sort=True)
+        .agg(
+            pss=("s_i", "mean"),
+            n_items=("s_i", "size"),
+            sd=("s_i", "std"),
+            dataset_type=("dataset_type", "first"),
+        )
+        .reset_index()
+    )
     out["_last"] = out["category"] == "all"
     out = out.sort_values(["model", "dataset", "_last", "category", "score"])
     return out.drop(columns="_last").reset_index(drop=True)

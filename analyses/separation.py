@@ -77,8 +77,9 @@ def find_separation(
                 if (label, cell) in seen:
                     continue
                 seen.add((label, cell))
-                found.append({"term": label, "cell": cell, "n_rows": int(n[g]),
-                              "value": int(s[g] > 0)})
+                found.append(
+                    {"term": label, "cell": cell, "n_rows": int(n[g]), "value": int(s[g] > 0)}
+                )
             drop = np.isin(code, sep)
             keep[idx[drop]] = False
             new = True

@@ -62,8 +62,7 @@ def format_accuracy(
     >>> acc.columns.tolist()
     ['model', 'dataset', 'category', 'format', 'accuracy', 'n', 'n_invalid']
     """
-    t = load(df, optional=("gold", "correct", *[c for c in (*by, format_col)
-                                                 if c in df.columns]))
+    t = load(df, optional=("gold", "correct", *[c for c in (*by, format_col) if c in df.columns]))
     for c in (*by, format_col):
         if c not in t.columns:
             raise ValueError(f"format_accuracy: the table has no column {c!r}.")
@@ -112,14 +111,40 @@ def format_spread(
         fm = g["format"].to_numpy(object)
         q = np.quantile(a, [0.05, 0.25, 0.5, 0.75, 0.95])
         key = key if isinstance(key, tuple) else (key,)
-        rows.append({**dict(zip(by, key, strict=True)), "n_formats": a.size,
-                     "mean": a.mean(), "min": a.min(), "max": a.max(),
-                     "spread": a.max() - a.min(),
-                     "sd": a.std(ddof=1) if a.size > 1 else np.nan,
-                     "q05": q[0], "q25": q[1], "median": q[2], "q75": q[3], "q95": q[4],
-                     "best_format": fm[int(np.argmax(a))], "worst_format": fm[int(np.argmin(a))]})
-    cols = [*by, "n_formats", "mean", "min", "max", "spread", "sd", "q05", "q25", "median",
-            "q75", "q95", "best_format", "worst_format"]
+        rows.append(
+            {
+                **dict(zip(by, key, strict=True)),
+                "n_formats": a.size,
+                "mean": a.mean(),
+                "min": a.min(),
+                "max": a.max(),
+                "spread": a.max() - a.min(),
+                "sd": a.std(ddof=1) if a.size > 1 else np.nan,
+                "q05": q[0],
+                "q25": q[1],
+                "median": q[2],
+                "q75": q[3],
+                "q95": q[4],
+                "best_format": fm[int(np.argmax(a))],
+                "worst_format": fm[int(np.argmin(a))],
+            }
+        )
+    cols = [
+        *by,
+        "n_formats",
+        "mean",
+        "min",
+        "max",
+        "spread",
+        "sd",
+        "q05",
+        "q25",
+        "median",
+        "q75",
+        "q95",
+        "best_format",
+        "worst_format",
+    ]
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -245,15 +270,22 @@ def thompson_search(
         take = min(batch, n_examples - int(used[arm]), budget - sum(spent.values()))
         if take <= 0:
             return False
-        idx = order[arm][used[arm]:used[arm] + take]
+        idx = order[arm][used[arm] : used[arm] + take]
         res = np.asarray(evaluate(arms[arm], idx), dtype=float)
         if res.shape != (take,) or np.any((res != 0) & (res != 1)):
             raise ValueError(f"evaluate({arms[arm]!r}, ...) must return {take} values of 0 or 1.")
         used[arm] += take
         succ[arm] += res.sum()
         spent[search] += take
-        history.append({"step": len(history), "search": search, "format": arms[arm], "n": take,
-                        "successes": int(res.sum())})
+        history.append(
+            {
+                "step": len(history),
+                "search": search,
+                "format": arms[arm],
+                "n": take,
+                "successes": int(res.sum()),
+            }
+        )
         return True
 
     if prior_mean is None:
@@ -281,12 +313,23 @@ def thompson_search(
     masked_hi = np.where(seen, post, -np.inf)
     masked_lo = np.where(seen, post, np.inf)
     best, worst = int(np.argmax(masked_hi)), int(np.argmin(masked_lo))
-    arms_frame = pd.DataFrame({"format": arms, "n": used, "successes": succ.astype(np.int64),
-                               "accuracy": np.where(seen, succ / np.maximum(used, 1), np.nan),
-                               "posterior_mean": post})
+    arms_frame = pd.DataFrame(
+        {
+            "format": arms,
+            "n": used,
+            "successes": succ.astype(np.int64),
+            "accuracy": np.where(seen, succ / np.maximum(used, 1), np.nan),
+            "posterior_mean": post,
+        }
+    )
     return ThompsonResult(
-        best_format=arms[best], best_accuracy=float(succ[best] / used[best]),
-        worst_format=arms[worst], worst_accuracy=float(succ[worst] / used[worst]),
-        evaluations=int(sum(spent.values())), best_evaluations=spent["best"],
-        worst_evaluations=spent["worst"], history=pd.DataFrame(history), arms=arms_frame,
+        best_format=arms[best],
+        best_accuracy=float(succ[best] / used[best]),
+        worst_format=arms[worst],
+        worst_accuracy=float(succ[worst] / used[worst]),
+        evaluations=int(sum(spent.values())),
+        best_evaluations=spent["best"],
+        worst_evaluations=spent["worst"],
+        history=pd.DataFrame(history),
+        arms=arms_frame,
     )

@@ -224,8 +224,11 @@ def synthetic_table(
         raise ValueError(f"categories must be distinct, not {cats!r}.")
     if n_variants < 1:
         raise ValueError(f"n_variants must be at least 1, not {n_variants}.")
-    for prob, label in ((accuracy, "accuracy"), (category_shift, "category_shift"),
-                        (invalid_rate, "invalid_rate")):
+    for prob, label in (
+        (accuracy, "accuracy"),
+        (category_shift, "category_shift"),
+        (invalid_rate, "invalid_rate"),
+    ):
         if not 0.0 <= prob <= 1.0:
             raise ValueError(f"{label} must lie in [0, 1], not {prob}.")
     stab = dict(DEFAULT_STABILITY)
@@ -240,8 +243,10 @@ def synthetic_table(
     item_ds, item_ids, item_type, item_k, item_scale = [], [], [], [], []
     for ds in datasets:
         if ds.dataset_type not in ("objective", "subjective"):
-            raise ValueError(f"dataset {ds.name!r}: dataset_type {ds.dataset_type!r} is not "
-                             "'objective' or 'subjective'.")
+            raise ValueError(
+                f"dataset {ds.name!r}: dataset_type {ds.dataset_type!r} is not "
+                "'objective' or 'subjective'."
+            )
         n = n_items.get(ds.name, 0) if isinstance(n_items, Mapping) else int(n_items)
         width = len(str(max(n - 1, 0)))
         for j in range(n):
@@ -274,8 +279,9 @@ def synthetic_table(
     # ---- the variant layout of one (model, item) --------------------------------------
     lay_cat = np.array(["original"] + [c for c in cats for _ in range(n_variants)], dtype=object)
     lay_ci = np.array([-1] + [k for k in range(len(cats)) for _ in range(n_variants)])
-    lay_vid = np.array(["original/0"] + [f"{c}/{v}" for c in cats for v in range(n_variants)],
-                       dtype=object)
+    lay_vid = np.array(
+        ["original/0"] + [f"{c}/{v}" for c in cats for v in range(n_variants)], dtype=object
+    )
     per = lay_cat.size
     n_rows = mi_m.size * per
     r_mi = np.repeat(np.arange(mi_m.size), per)
@@ -290,12 +296,20 @@ def synthetic_table(
     n_cat = max(len(cats), 1)
     shift = rng.random((mi_m.size, n_cat)) < category_shift
     cat_answer = np.repeat(a0[:, None], n_cat, axis=1)
-    shifted = _drift(rng, cat_answer[shift], i_k[mi_i][:, None].repeat(n_cat, 1)[shift],
-                     i_ord[mi_i][:, None].repeat(n_cat, 1)[shift])
+    shifted = _drift(
+        rng,
+        cat_answer[shift],
+        i_k[mi_i][:, None].repeat(n_cat, 1)[shift],
+        i_ord[mi_i][:, None].repeat(n_cat, 1)[shift],
+    )
     cat_answer[shift] = shifted
 
-    base = np.array([[stab.get((t, c), _FALLBACK_STABILITY[t]) for c in cats] or [0.5]
-                     for t in ("objective", "subjective")])
+    base = np.array(
+        [
+            [stab.get((t, c), _FALLBACK_STABILITY[t]) for c in cats] or [0.5]
+            for t in ("objective", "subjective")
+        ]
+    )
     is_pert = r_ci >= 0
     ci_safe = np.maximum(r_ci, 0)
     type_idx = np.where(i_obj[r_i], 0, 1)

@@ -123,12 +123,18 @@ def worker(task: str, table_path: str, extra: str | None) -> dict:
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            model = smf.gee("agree ~ model + dataset_type * category + model:category",
-                            groups="cluster_id", data=data, family=sm.families.Binomial(),
-                            cov_struct=sm.cov_struct.Exchangeable())
+            model = smf.gee(
+                "agree ~ model + dataset_type * category + model:category",
+                groups="cluster_id",
+                data=data,
+                family=sm.families.Binomial(),
+                cov_struct=sm.cov_struct.Exchangeable(),
+            )
             res = model.fit(ctol=1e-10, maxiter=100, ddof_scale=0)
-        names = [n.replace("[T.", "").replace("]", "").replace("Intercept", "(Intercept)")
-                 for n in res.params.index]
+        names = [
+            n.replace("[T.", "").replace("]", "").replace("Intercept", "(Intercept)")
+            for n in res.params.index
+        ]
         out["params"] = dict(zip(names, res.params.to_numpy().tolist(), strict=True))
     elif task == "r":
         folder = Path(extra)
@@ -171,8 +177,9 @@ def _run_worker(task: str, table: Path, extra: str | None = None) -> dict:
 def _r_available() -> str | None:
     if shutil.which("Rscript") is None:
         return "Rscript not found"
-    probe = subprocess.run(["Rscript", "-e", "library(geepack); library(car)"],
-                           capture_output=True, text=True)
+    probe = subprocess.run(
+        ["Rscript", "-e", "library(geepack); library(car)"], capture_output=True, text=True
+    )
     return None if probe.returncode == 0 else "geepack or car missing"
 
 
@@ -211,14 +218,17 @@ def main() -> None:
     sm_sizes = {int(s) for s in args.sm_sizes.split(",") if s}
     r_sizes = {int(s) for s in args.r_sizes.split(",") if s}
     r_reason = "--no-r" if args.no_r else _r_available()
-    print(f"bench/analyze.py: {os.cpu_count()} CPU(s), BLAS threads "
-          f"{os.environ['OPENBLAS_NUM_THREADS']}; R: {r_reason or 'geepack + car'}")
+    print(
+        f"bench/analyze.py: {os.cpu_count()} CPU(s), BLAS threads "
+        f"{os.environ['OPENBLAS_NUM_THREADS']}; R: {r_reason or 'geepack + car'}"
+    )
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         for size in sizes:
             n_items = max(1, round(size / (N_DATASETS * ROWS_PER_ITEM)))
-            table = synthetic_table(models=N_MODELS, n_items=n_items, n_variants=N_VARIANTS,
-                                    with_probs=False, seed=size)
+            table = synthetic_table(
+                models=N_MODELS, n_items=n_items, n_variants=N_VARIANTS, with_probs=False, seed=size
+            )
             path = Path(tmp) / f"t{size}.parquet"
             write_parquet(table, path, {"bench": size})
             rows = len(table)
@@ -238,9 +248,11 @@ def main() -> None:
             results.append(row)
 
     print()
-    head = (f"{'rows':>10} | {'agree+PSS s':>11} {'(valid. s)':>10} {'peak MB':>8} {'+MB':>6} | "
-            f"{'GEE+Wald s':>10} {'peak MB':>8} {'+MB':>6} | {'statsm. s':>9} {'ratio':>6} | "
-            f"{'geepack s':>9} {'peak MB':>8} {'ratio':>6}")
+    head = (
+        f"{'rows':>10} | {'agree+PSS s':>11} {'(valid. s)':>10} {'peak MB':>8} {'+MB':>6} | "
+        f"{'GEE+Wald s':>10} {'peak MB':>8} {'+MB':>6} | {'statsm. s':>9} {'ratio':>6} | "
+        f"{'geepack s':>9} {'peak MB':>8} {'ratio':>6}"
+    )
     print(head)
     print("-" * len(head))
     checks = []
@@ -254,26 +266,34 @@ def main() -> None:
         nan = float("nan")
         ap_grow = ap.get("peak_mb", nan) - ap.get("base_mb", nan)
         ge_grow = ge.get("peak_mb", nan) - ge.get("base_mb", nan)
-        print(f"{row['rows']:>10,d} | {_fmt(ap.get('seconds'), '11.2f')} "
-              f"{_fmt(ap.get('validate_s'), '10.2f')} {_fmt(ap.get('peak_mb'), '8.0f')} "
-              f"{_fmt(ap_grow, '6.0f')} | "
-              f"{_fmt(g_s, '10.2f')} {_fmt(ge.get('peak_mb'), '8.0f')} "
-              f"{_fmt(ge_grow, '6.0f')} | "
-              f"{_fmt(sm.get('seconds'), '9.2f')} "
-              f"{_fmt(sm['seconds'] / g_s if sm.get('seconds') and g_s else None, '6.1f')} | "
-              f"{_fmt(r.get('r_seconds'), '9.2f')} {_fmt(r.get('r_peak_mb'), '8.0f')} "
-              f"{_fmt(r['r_seconds'] / g_s if r.get('r_seconds') and g_s else None, '6.1f')}")
+        print(
+            f"{row['rows']:>10,d} | {_fmt(ap.get('seconds'), '11.2f')} "
+            f"{_fmt(ap.get('validate_s'), '10.2f')} {_fmt(ap.get('peak_mb'), '8.0f')} "
+            f"{_fmt(ap_grow, '6.0f')} | "
+            f"{_fmt(g_s, '10.2f')} {_fmt(ge.get('peak_mb'), '8.0f')} "
+            f"{_fmt(ge_grow, '6.0f')} | "
+            f"{_fmt(sm.get('seconds'), '9.2f')} "
+            f"{_fmt(sm['seconds'] / g_s if sm.get('seconds') and g_s else None, '6.1f')} | "
+            f"{_fmt(r.get('r_seconds'), '9.2f')} {_fmt(r.get('r_peak_mb'), '8.0f')} "
+            f"{_fmt(r['r_seconds'] / g_s if r.get('r_seconds') and g_s else None, '6.1f')}"
+        )
         if sm.get("params") and ge.get("params"):
-            checks.append(f"{row['rows']:,d} rows: coefficients vs statsmodels, max rel. diff "
-                          f"{_max_rel(ge['params'], sm['params']):.1e}")
+            checks.append(
+                f"{row['rows']:,d} rows: coefficients vs statsmodels, max rel. diff "
+                f"{_max_rel(ge['params'], sm['params']):.1e}"
+            )
         if r.get("wald2_chi2") and ge.get("wald2"):
-            checks.append(f"{row['rows']:,d} rows: Wald chi2 vs geepack + car, max rel. diff "
-                          f"II {_max_rel(ge['wald2'], r['wald2_chi2']):.1e}, "
-                          f"III {_max_rel(ge['wald3'], r['wald3_chi2']):.1e}")
+            checks.append(
+                f"{row['rows']:,d} rows: Wald chi2 vs geepack + car, max rel. diff "
+                f"II {_max_rel(ge['wald2'], r['wald2_chi2']):.1e}, "
+                f"III {_max_rel(ge['wald3'], r['wald3_chi2']):.1e}"
+            )
     print()
     print("ratio = their seconds / our GEE + Wald II/III seconds (statsmodels: fit only, no Wald).")
-    print("targets: agreement + PSS on 1M rows <= 10 s; GEE + Wald II/III on 420k rows <= 10 s "
-          "and <= 2 GB.")
+    print(
+        "targets: agreement + PSS on 1M rows <= 10 s; GEE + Wald II/III on 420k rows <= 10 s "
+        "and <= 2 GB."
+    )
     for c in checks:
         print("check:", c)
 

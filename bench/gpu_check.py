@@ -56,8 +56,9 @@ MAX_NEW_TOKENS = 16
 WARMUP = 4
 
 
-def workload(items: int, n_variants: int, chat: bool) -> tuple[list[Any], list[list[str]],
-                                                                list[tuple[Any, str]], list[int]]:
+def workload(
+    items: int, n_variants: int, chat: bool
+) -> tuple[list[Any], list[list[str]], list[tuple[Any, str]], list[int]]:
     """Prompts, label sets, cloze pairs and each pair's variant, for the first ``items``."""
     import robustness as rb
     from robustness.answers import prompt_for
@@ -83,13 +84,20 @@ def measure(runner: Any, args: argparse.Namespace) -> dict[str, Any]:
     runner.score_options(prompts[:WARMUP], labels[:WARMUP])  # warm-up: kernels, allocator
     runner.loglikelihood(pairs[:WARMUP])
     runner.generate(prompts[:WARMUP], MAX_NEW_TOKENS)
-    out: dict[str, Any] = {"chat": chat, "n_prompts": len(prompts), "n_pairs": len(pairs),
-                           "owner": owner, "identity": runner.identity(), "seconds": {}}
+    out: dict[str, Any] = {
+        "chat": chat,
+        "n_prompts": len(prompts),
+        "n_pairs": len(pairs),
+        "owner": owner,
+        "identity": runner.identity(),
+        "seconds": {},
+    }
     started = time.perf_counter()
     scores = runner.score_options(prompts, labels)
     out["seconds"]["score_options"] = time.perf_counter() - started
-    out["scores"] = [{"probs": list(s.probs), "top_prob": s.top_prob, "argmax": s.argmax}
-                     for s in scores]
+    out["scores"] = [
+        {"probs": list(s.probs), "top_prob": s.top_prob, "argmax": s.argmax} for s in scores
+    ]
     started = time.perf_counter()
     lls = runner.loglikelihood(pairs)
     out["seconds"]["loglikelihood"] = time.perf_counter() - started
@@ -108,9 +116,14 @@ def vllm_child(args: argparse.Namespace) -> None:
     from robustness.runners.vllm import make_vllm_runner
 
     try:
-        runner = make_vllm_runner(args.model, dtype=args.child, batch_size=args.vllm_batch,
-                                  gpu_memory_utilization=0.4, max_model_len=4096,
-                                  enforce_eager=not args.no_eager)
+        runner = make_vllm_runner(
+            args.model,
+            dtype=args.child,
+            batch_size=args.vllm_batch,
+            gpu_memory_utilization=0.4,
+            max_model_len=4096,
+            enforce_eager=not args.no_eager,
+        )
         result = measure(runner, args)
     except Exception as err:  # reported by the parent as SKIP for this dtype
         result = {"error": f"{type(err).__name__}: {err}"[:2000]}
@@ -128,26 +141,35 @@ def compare(hf: dict[str, Any], vl: dict[str, Any], floor: Any, dtype: str) -> b
             agree += 1
         elif h["probs"][h["argmax"]] - h["probs"][v["argmax"]] >= bound:
             outside += 1
-    top = max(abs(h["top_prob"] - v["top_prob"]) for h, v in zip(hf["scores"], vl["scores"],
-                                                                  strict=True))
-    per_token = [abs(a[0] - b[0]) / max(1, a[1]) for a, b in zip(hf["loglik"], vl["loglik"],
-                                                                 strict=True)]
+    top = max(
+        abs(h["top_prob"] - v["top_prob"]) for h, v in zip(hf["scores"], vl["scores"], strict=True)
+    )
+    per_token = [
+        abs(a[0] - b[0]) / max(1, a[1]) for a, b in zip(hf["loglik"], vl["loglik"], strict=True)
+    ]
     cloze_agree = cloze_answers(hf) == cloze_answers(vl)
     same_text = sum(a == b for a, b in zip(hf["texts"], vl["texts"], strict=True)) / n
     max_dp = max(dps)
     passed = outside == 0 and max_dp <= bound and hf["chat"] == vl["chat"]
-    print(f"[{dtype}] hf noise floor: {floor.flips}/{floor.k} flips, max |dp| "
-          f"{floor.max_abs_prob_diff:.2e}; bound {bound:.2e}")
-    print(f"[{dtype}] choice: answers agree {agree}/{n}, {outside} outside the noise floor; "
-          f"max |dp| {max_dp:.2e}, mean {sum(dps) / len(dps):.2e}; max |d top_prob| {top:.2e}")
-    print(f"[{dtype}] cloze: max |d logP| per token {max(per_token):.2e}; answers "
-          f"{'identical' if cloze_agree else 'differ'}; generate: {same_text:.0%} identical texts")
-    print(f"[{dtype}] vllm label reads: logprob_token_ids "
-          f"{'used' if vl['token_ids_supported'] else 'not available'}; "
-          f"{vl['exact_requests']} exact prompt_logprobs fallbacks for {n} prompts")
+    print(
+        f"[{dtype}] hf noise floor: {floor.flips}/{floor.k} flips, max |dp| "
+        f"{floor.max_abs_prob_diff:.2e}; bound {bound:.2e}"
+    )
+    print(
+        f"[{dtype}] choice: answers agree {agree}/{n}, {outside} outside the noise floor; "
+        f"max |dp| {max_dp:.2e}, mean {sum(dps) / len(dps):.2e}; max |d top_prob| {top:.2e}"
+    )
+    print(
+        f"[{dtype}] cloze: max |d logP| per token {max(per_token):.2e}; answers "
+        f"{'identical' if cloze_agree else 'differ'}; generate: {same_text:.0%} identical texts"
+    )
+    print(
+        f"[{dtype}] vllm label reads: logprob_token_ids "
+        f"{'used' if vl['token_ids_supported'] else 'not available'}; "
+        f"{vl['exact_requests']} exact prompt_logprobs fallbacks for {n} prompts"
+    )
     print(f"[{dtype}] prompts/s      {'hf':>9}{'vllm':>9}{'vllm/hf':>9}")
-    for call, count in (("score_options", n), ("loglikelihood", hf["n_pairs"]),
-                        ("generate", n)):
+    for call, count in (("score_options", n), ("loglikelihood", hf["n_pairs"]), ("generate", n)):
         a, b = count / hf["seconds"][call], count / vl["seconds"][call]
         print(f"[{dtype}]   {call:<13}{a:>9.1f}{b:>9.1f}{b / a:>8.2f}x")
     print(f"[{dtype}] {'PASS' if passed else 'FAIL'}")
@@ -204,22 +226,39 @@ def main() -> None:
         for dtype in args.dtypes:
             out = Path(tmp) / f"{dtype}.json"
             started = time.perf_counter()
-            subprocess.run([sys.executable, __file__, "--child", dtype, "--out", str(out),
-                            "--model", args.model, "--items", str(args.items),
-                            "--n-variants", str(args.n_variants),
-                            "--vllm-batch", str(args.vllm_batch)]
-                           + (["--no-eager"] if args.no_eager else []), check=True)
+            subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--child",
+                    dtype,
+                    "--out",
+                    str(out),
+                    "--model",
+                    args.model,
+                    "--items",
+                    str(args.items),
+                    "--n-variants",
+                    str(args.n_variants),
+                    "--vllm-batch",
+                    str(args.vllm_batch),
+                ]
+                + (["--no-eager"] if args.no_eager else []),
+                check=True,
+            )
             vl = json.loads(out.read_text(encoding="utf-8"))
             print(f"[{dtype}] vLLM child finished in {time.perf_counter() - started:.0f} s")
             if "error" in vl:
                 print(f"[{dtype}] SKIP: vLLM could not run: {vl['error']}")
                 continue
-            runner = make_runner("hf", args.model, dtype=dtype, device="cuda",
-                                 batch_size=args.hf_batch)
+            runner = make_runner(
+                "hf", args.model, dtype=dtype, device="cuda", batch_size=args.hf_batch
+            )
             hf = measure(runner, args)
             prompts, labels, _, _ = workload(args.items, args.n_variants, hf["chat"])
-            floor = noise_floor(runner, prompts, labels, k=args.noise_k,
-                                rng=np.random.default_rng(0))
+            floor = noise_floor(
+                runner, prompts, labels, k=args.noise_k, rng=np.random.default_rng(0)
+            )
             results.append(compare(hf, vl, floor, dtype))
             del runner
             torch.cuda.empty_cache()

@@ -26,8 +26,7 @@ from perturbations.similarity import default_similarity
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 TARGET = 5000.0
-STRUCTURAL = {"option_order", "label_substitution", "formatting", "framing",
-              "logical_equivalence"}
+STRUCTURAL = {"option_order", "label_substitution", "formatting", "framing", "logical_equivalence"}
 
 
 def main() -> int:
@@ -42,8 +41,10 @@ def main() -> int:
         return 1
     items = rb.load_items(*files)
     print(f"{len(items)} items from {len(files)} files, n={args.n}, best of {args.repeat}")
-    print(f"{'family':22s} {'variants':>9s} {'seconds':>9s} {'variants/s':>11s} {'vs 5000/s':>10s}"
-          f" {'load s':>7s}")
+    print(
+        f"{'family':22s} {'variants':>9s} {'seconds':>9s} {'variants/s':>11s} {'vs 5000/s':>10s}"
+        f" {'load s':>7s}"
+    )
     for name in FAMILY_ORDER:
         if name not in REGISTRY:
             print(f"{name:22s} (not registered)")

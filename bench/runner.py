@@ -55,8 +55,7 @@ def load_prompts(data: Path, n: int) -> tuple[list[list[dict[str, str]]], list[l
                 item = items[row]
                 marks = [chr(ord("A") + k) for k in range(len(item["options"]))]
                 body = "\n".join(f"{m}. {o}" for m, o in zip(marks, item["options"], strict=True))
-                text = (f"{item['question']}\n\n{body}\n\nAnswer with the letter of one "
-                        "option only.")
+                text = f"{item['question']}\n\n{body}\n\nAnswer with the letter of one option only."
                 prompts.append([{"role": "user", "content": text}])
                 labels.append(marks)
         row += 1
@@ -95,9 +94,14 @@ def time_naive(runner: Any, prompts: list[Any], labels: list[list[str]]) -> floa
         text = tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
         ids = tokenizer(text, add_special_tokens=False, return_tensors="pt").to(runner.device)
         with torch.inference_mode():
-            out = model.generate(**ids, max_new_tokens=1, do_sample=False,
-                                 output_scores=True, return_dict_in_generate=True,
-                                 pad_token_id=runner.pad_id)
+            out = model.generate(
+                **ids,
+                max_new_tokens=1,
+                do_sample=False,
+                output_scores=True,
+                return_dict_in_generate=True,
+                pad_token_id=runner.pad_id,
+            )
         probs = torch.softmax(out.scores[0][0].float(), dim=-1)
         picked = [int(tokenizer.encode(" " + m, add_special_tokens=False)[0]) for m in marks]
         _ = probs[picked] / probs[picked].sum()
@@ -115,8 +119,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--dtype", default="float32")
     parser.add_argument("--device", default="auto")
-    parser.add_argument("--max-padding", default="auto",
-                        help="auto, none, or a fraction in [0, 1)")
+    parser.add_argument("--max-padding", default="auto", help="auto, none, or a fraction in [0, 1)")
     args = parser.parse_args()
     if not all((args.data / name).is_file() for name in FILES):
         print(f"bench/runner.py: skipped, shared data not found in {args.data}")
@@ -130,20 +133,30 @@ def main() -> int:
         max_padding = None
     elif args.max_padding != "auto":
         max_padding = float(args.max_padding)
-    runner = make_runner("hf", args.model, dtype=args.dtype, device=args.device,
-                         batch_size=args.batch_size, max_padding=max_padding)
+    runner = make_runner(
+        "hf",
+        args.model,
+        dtype=args.dtype,
+        device=args.device,
+        batch_size=args.batch_size,
+        max_padding=max_padding,
+    )
     load_s = time.perf_counter() - started
     prompts, labels = load_prompts(args.data, args.n)
     ids = runner.encode_prompts(prompts)
     groups = runner.batches([len(r) for r in ids])
     batches = [runner.collate([ids[i] for i in group]) for group in groups]
     tokens = sum(len(r) for r in ids)
-    print(f"model {runner.model_id} on {runner.device.type}, {runner.dtype}, "
-          f"batch size {args.batch_size}, max padding {runner.max_padding}, "
-          f"torch threads {torch.get_num_threads()}, "
-          f"load {load_s:.2f} s")
-    print(f"{len(prompts)} prompts, {tokens} tokens (mean {tokens / len(prompts):.0f}, "
-          f"max {max(len(r) for r in ids)}), {len(batches)} batches")
+    print(
+        f"model {runner.model_id} on {runner.device.type}, {runner.dtype}, "
+        f"batch size {args.batch_size}, max padding {runner.max_padding}, "
+        f"torch threads {torch.get_num_threads()}, "
+        f"load {load_s:.2f} s"
+    )
+    print(
+        f"{len(prompts)} prompts, {tokens} tokens (mean {tokens / len(prompts):.0f}, "
+        f"max {max(len(r) for r in ids)}), {len(batches)} batches"
+    )
 
     # warm-up: one small batch through each path.
     runner.score_options(prompts[:2], labels[:2])
@@ -180,15 +193,20 @@ def main() -> int:
     print(f"{'path':<8}{'prompts/s':>11}{'best s':>9}{'median s':>10}  all rounds (s)")
     for name, values in times.items():
         rounds = " ".join(f"{v:.2f}" for v in values)
-        print(f"{name:<8}{rate[name]:>11.2f}{min(values):>9.2f}"
-              f"{statistics.median(values):>10.2f}  {rounds}")
+        print(
+            f"{name:<8}{rate[name]:>11.2f}{min(values):>9.2f}"
+            f"{statistics.median(values):>10.2f}  {rounds}"
+        )
     print()
     median_ratio = statistics.median(times["floor"]) / statistics.median(times["runner"])
-    print(f"runner / floor = {rate['runner'] / rate['floor']:.3f} best-of-{args.rounds}, "
-          f"{median_ratio:.3f} median   (target >= 0.85)")
+    print(
+        f"runner / floor = {rate['runner'] / rate['floor']:.3f} best-of-{args.rounds}, "
+        f"{median_ratio:.3f} median   (target >= 0.85)"
+    )
     print(f"runner / naive = {rate['runner'] / rate['naive']:.2f}x")
-    print("peak RSS after each phase (MiB): "
-          + ", ".join(f"{k} {v:.0f}" for k, v in memory.items()))
+    print(
+        "peak RSS after each phase (MiB): " + ", ".join(f"{k} {v:.0f}" for k, v in memory.items())
+    )
     if runner.device.type == "cuda":
         print(f"peak CUDA memory: {torch.cuda.max_memory_allocated() / 2**20:.0f} MiB")
     return 0

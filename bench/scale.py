@@ -76,8 +76,7 @@ def demo_prompts(n: int) -> list[list[dict[str, str]]]:
     prompts: list[list[dict[str, str]]] = []
     start = 0
     while len(prompts) < n and start < len(items):
-        for variant in rb.perturb(items[start:start + 8], families=["option_order"], n=3,
-                                  seed=0):
+        for variant in rb.perturb(items[start : start + 8], families=["option_order"], n=3, seed=0):
             prompts.append(variant.spec.messages())
         start += 8
     return prompts[:n]
@@ -121,8 +120,9 @@ def bare_client(url: str, bodies: list[bytes], concurrency: int) -> tuple[float,
     return seconds, answers
 
 
-def runner_pass(url: str, model: str, prompts: list[Any], concurrency: int,
-                max_tokens: int) -> tuple[float, list[str]]:
+def runner_pass(
+    url: str, model: str, prompts: list[Any], concurrency: int, max_tokens: int
+) -> tuple[float, list[str]]:
     """``OpenAIRunner.generate`` over all prompts; (seconds, texts)."""
     started = time.perf_counter()
     with OpenAIRunner(model, base_url=url, concurrency=concurrency, api_key_env=None) as runner:
@@ -130,8 +130,9 @@ def runner_pass(url: str, model: str, prompts: list[Any], concurrency: int,
     return time.perf_counter() - started, [r.text for r in results]
 
 
-def measure(url: str, model: str, prompts: list[Any], concurrencies: list[int], rounds: int,
-            max_tokens: int) -> list[dict[str, Any]]:
+def measure(
+    url: str, model: str, prompts: list[Any], concurrencies: list[int], rounds: int, max_tokens: int
+) -> list[dict[str, Any]]:
     """Time both paths at every concurrency; one dict of rates and ratios per concurrency.
 
     Each round times the two paths back to back (alternating which goes first), recording
@@ -140,8 +141,9 @@ def measure(url: str, model: str, prompts: list[Any], concurrencies: list[int], 
     """
     # the exact bodies the runner sends (its own request builder), serialised up front.
     probe = OpenAIRunner(model, base_url=url)
-    bodies = [json.dumps(probe._body({"messages": p}, max_tokens=max_tokens)).encode()
-              for p in prompts]
+    bodies = [
+        json.dumps(probe._body({"messages": p}, max_tokens=max_tokens)).encode() for p in prompts
+    ]
     rows = []
     for c in concurrencies:
         wall: dict[str, list[float]] = {"bare": [], "runner": []}
@@ -149,7 +151,7 @@ def measure(url: str, model: str, prompts: list[Any], concurrencies: list[int], 
         texts: list[str] = []
         answers: list[bytes] = []
         for r in range(rounds):
-            for path in (("bare", "runner") if r % 2 == 0 else ("runner", "bare")):
+            for path in ("bare", "runner") if r % 2 == 0 else ("runner", "bare"):
                 cpu_start = time.process_time()
                 if path == "bare":
                     seconds, answers = bare_client(url, bodies, c)
@@ -160,22 +162,25 @@ def measure(url: str, model: str, prompts: list[Any], concurrencies: list[int], 
         bare_texts = [json.loads(a)["choices"][0]["message"]["content"] or "" for a in answers]
         n = len(prompts)
         per_prompt = min(wall["bare"]) / n
-        extra_cpu = max(0.0, (statistics.median(cpu["runner"]) - statistics.median(cpu["bare"]))
-                        / n)
-        rows.append({
-            "concurrency": c,
-            "ceiling": n / min(wall["bare"]),
-            "runner": n / min(wall["runner"]),
-            "ratio_best": min(wall["bare"]) / min(wall["runner"]),
-            "ratio_median": statistics.median(b / r for b, r in zip(wall["bare"],
-                                                                     wall["runner"],
-                                                                     strict=True)),
-            "cpu_bare_ms": 1000 * statistics.median(cpu["bare"]) / n,
-            "cpu_runner_ms": 1000 * statistics.median(cpu["runner"]) / n,
-            # if every extra client CPU second took a second from the server on a busy CPU:
-            "cpu_bound": per_prompt / (per_prompt + extra_cpu),
-            "same_answers": bare_texts == texts,
-        })
+        extra_cpu = max(
+            0.0, (statistics.median(cpu["runner"]) - statistics.median(cpu["bare"])) / n
+        )
+        rows.append(
+            {
+                "concurrency": c,
+                "ceiling": n / min(wall["bare"]),
+                "runner": n / min(wall["runner"]),
+                "ratio_best": min(wall["bare"]) / min(wall["runner"]),
+                "ratio_median": statistics.median(
+                    b / r for b, r in zip(wall["bare"], wall["runner"], strict=True)
+                ),
+                "cpu_bare_ms": 1000 * statistics.median(cpu["bare"]) / n,
+                "cpu_runner_ms": 1000 * statistics.median(cpu["runner"]) / n,
+                # if every extra client CPU second took a second from the server on a busy CPU:
+                "cpu_bound": per_prompt / (per_prompt + extra_cpu),
+                "same_answers": bare_texts == texts,
+            }
+        )
     return rows
 
 
@@ -185,8 +190,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--max-tokens", type=int, default=1)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 16])
-    parser.add_argument("--server-threads", type=int, default=1,
-                        help="torch threads of the started server")
+    parser.add_argument(
+        "--server-threads", type=int, default=1, help="torch threads of the started server"
+    )
     parser.add_argument("--base-url", help="use this running server instead of starting one")
     parser.add_argument("--model", help="the model name on --base-url")
     parser.add_argument("--no-ray", action="store_true", help="skip bench/scale_ray.py")
@@ -203,11 +209,14 @@ def main() -> None:
         from servers import ModelServer, serving_folder
 
         scratch = Path(tempfile.mkdtemp(prefix="bench-scale-"))
-        server = ModelServer(serving_folder(), scratch / "server.log",
-                             threads=args.server_threads).start()
+        server = ModelServer(
+            serving_folder(), scratch / "server.log", threads=args.server_threads
+        ).start()
         url, model = server.base_url, server.model
-        where = (f"transformers serve (embedded SmolLM2-135M, CPU, {args.server_threads} torch "
-                 f"thread(s)) started in {server.start_seconds:.1f} s")
+        where = (
+            f"transformers serve (embedded SmolLM2-135M, CPU, {args.server_threads} torch "
+            f"thread(s)) started in {server.start_seconds:.1f} s"
+        )
     try:
         runner_pass(url, model, prompts[:4], 2, args.max_tokens)  # warm the server up
         rows = measure(url, model, prompts, args.concurrency, args.rounds, args.max_tokens)
@@ -215,25 +224,32 @@ def main() -> None:
         if server is not None:
             server.stop()
 
-    print(f"openai backend vs the server's ceiling: {where}; {len(prompts)} chat prompts, "
-          f"greedy, max_tokens={args.max_tokens}, best of {args.rounds} rounds, "
-          f"{os.cpu_count()} CPUs")
-    print(f"{'concurrency':>11}  {'ceiling p/s':>11}  {'runner p/s':>10}  {'ratio':>6}  "
-          f"{'median':>6}  {'client CPU ms/prompt':>20}  {'CPU bound':>9}  same answers")
+    print(
+        f"openai backend vs the server's ceiling: {where}; {len(prompts)} chat prompts, "
+        f"greedy, max_tokens={args.max_tokens}, best of {args.rounds} rounds, "
+        f"{os.cpu_count()} CPUs"
+    )
+    print(
+        f"{'concurrency':>11}  {'ceiling p/s':>11}  {'runner p/s':>10}  {'ratio':>6}  "
+        f"{'median':>6}  {'client CPU ms/prompt':>20}  {'CPU bound':>9}  same answers"
+    )
     for row in rows:
         cpu = f"{row['cpu_bare_ms']:.2f} -> {row['cpu_runner_ms']:.2f}"
-        print(f"{row['concurrency']:>11}  {row['ceiling']:>11.2f}  {row['runner']:>10.2f}  "
-              f"{row['ratio_best']:>6.3f}  {row['ratio_median']:>6.3f}  {cpu:>20}  "
-              f"{row['cpu_bound']:>9.4f}  {row['same_answers']}")
+        print(
+            f"{row['concurrency']:>11}  {row['ceiling']:>11.2f}  {row['runner']:>10.2f}  "
+            f"{row['ratio_best']:>6.3f}  {row['ratio_median']:>6.3f}  {cpu:>20}  "
+            f"{row['cpu_bound']:>9.4f}  {row['same_answers']}"
+        )
     last = rows[-1]
     verdict = "meets" if last["ratio_best"] >= 0.9 else "misses"
-    print(f"at concurrency {last['concurrency']} the runner reaches {last['ratio_best']:.3f}x "
-          f"the ceiling (median {last['ratio_median']:.3f}x, CPU bound {last['cpu_bound']:.4f}"
-          f"x; {verdict} the 0.9x target)")
+    print(
+        f"at concurrency {last['concurrency']} the runner reaches {last['ratio_best']:.3f}x "
+        f"the ceiling (median {last['ratio_median']:.3f}x, CPU bound {last['cpu_bound']:.4f}"
+        f"x; {verdict} the 0.9x target)"
+    )
     if not args.no_ray:
         print()
-        subprocess.run([sys.executable, str(Path(__file__).with_name("scale_ray.py"))],
-                       check=False)
+        subprocess.run([sys.executable, str(Path(__file__).with_name("scale_ray.py"))], check=False)
 
 
 if __name__ == "__main__":

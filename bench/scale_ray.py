@@ -73,10 +73,15 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--shard-size", type=int, default=0, help="0: automatic")
     parser.add_argument("--mode", default="choice", choices=["choice", "cloze", "generate"])
-    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1,
-                        help="torch threads of the single process")
-    parser.add_argument("--rounds", type=int, default=2,
-                        help="alternating rounds; each path's best is reported")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="torch threads of the single process",
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=2, help="alternating rounds; each path's best is reported"
+    )
     args = parser.parse_args()
 
     import importlib.util
@@ -90,20 +95,28 @@ def main() -> None:
     from robustness.distributed import init_ray, run_ray
 
     items = rb.demo_items()
-    items = items[:args.items] if args.items else items
+    items = items[: args.items] if args.items else items
     variants = rb.perturb(items, families=FAMILIES, n=args.n_variants, seed=0)
     n = len(variants)
 
     def model(threads: int) -> Any:
-        return rb.model(args.model, name="m", mode=args.mode, batch_size=args.batch_size,
-                        max_new_tokens=8, options={"threads": threads})
+        return rb.model(
+            args.model,
+            name="m",
+            mode=args.mode,
+            batch_size=args.batch_size,
+            max_new_tokens=8,
+            options={"threads": threads},
+        )
 
     if args.model == "embedded":  # convert the GGUF once, outside every clock
         from robustness.runners.embedded import ensure_converted
 
         ensure_converted()
-    print(f"{n} variants of {len(items)} items, model {args.model}, mode {args.mode}, "
-          f"batch {args.batch_size}, {os.cpu_count()} cores")
+    print(
+        f"{n} variants of {len(items)} items, model {args.model}, mode {args.mode}, "
+        f"batch {args.batch_size}, {os.cpu_count()} cores"
+    )
 
     started = time.perf_counter()
     init_ray(workers=args.workers)
@@ -119,13 +132,19 @@ def main() -> None:
                 cache = Path(tmp) / f"{path}-{r}.sqlite"
                 started = time.perf_counter()
                 if path == "single":
-                    tables[path] = rb.run(variants, [model(args.threads)], cache=cache,
-                                          progress=clock)
+                    tables[path] = rb.run(
+                        variants, [model(args.threads)], cache=cache, progress=clock
+                    )
                 else:
-                    tables[path] = run_ray(variants, [model(1)], cache=cache,
-                                           workers=args.workers,
-                                           shard_size=args.shard_size or None, progress=clock,
-                                           info=info)
+                    tables[path] = run_ray(
+                        variants,
+                        [model(1)],
+                        cache=cache,
+                        workers=args.workers,
+                        shard_size=args.shard_size or None,
+                        progress=clock,
+                        info=info,
+                    )
                 wall = time.perf_counter() - started
                 print(f"  round {r + 1} {path}: {wall:.1f} s")
                 if path not in best or wall < best[path][0]:
@@ -133,20 +152,27 @@ def main() -> None:
     ray.shutdown()
 
     single, table = tables["single"], tables["ray"]
-    agree = float((single["answer"].astype("Int64") == table["answer"].astype("Int64"))
-                  .fillna(False).mean())
+    agree = float(
+        (single["answer"].astype("Int64") == table["answer"].astype("Int64")).fillna(False).mean()
+    )
     stats = info["m"]["ray"]
-    layouts = {"single": f"1 process x {args.threads} threads",
-               "ray": f"{args.workers} workers x 1 thread"}
-    print(f"Ray start-up (once per session): {init_s:.1f} s; shards per run: {stats['shards']}, "
-          f"workers started: {stats['actors_started']}; best of {args.rounds} rounds:")
+    layouts = {
+        "single": f"1 process x {args.threads} threads",
+        "ray": f"{args.workers} workers x 1 thread",
+    }
+    print(
+        f"Ray start-up (once per session): {init_s:.1f} s; shards per run: {stats['shards']}, "
+        f"workers started: {stats['actors_started']}; best of {args.rounds} rounds:"
+    )
     print(f"{'path':<8}{'layout':<26}{'wall s':>8}{'prompts/s':>11}{'steady/s':>10}")
     for path in ("single", "ray"):
         wall, steady = best[path]
         print(f"{path:<8}{layouts[path]:<26}{wall:>8.1f}{n / wall:>11.2f}{steady:>10.2f}")
-    print(f"ratio ray/single: end to end {best['single'][0] / best['ray'][0]:.2f}x, "
-          f"steady {best['ray'][1] / best['single'][1]:.2f}x; answers agree on {agree:.1%} "
-          "of variants")
+    print(
+        f"ratio ray/single: end to end {best['single'][0] / best['ray'][0]:.2f}x, "
+        f"steady {best['ray'][1] / best['single'][1]:.2f}x; answers agree on {agree:.1%} "
+        "of variants"
+    )
 
 
 if __name__ == "__main__":

@@ -96,8 +96,9 @@ class Family(ABC):
         return {}
 
     @abstractmethod
-    def candidates(self, spec: PromptSpec, item: Item, rng: np.random.Generator) -> Iterator[
-            Candidate]:
+    def candidates(
+        self, spec: PromptSpec, item: Item, rng: np.random.Generator
+    ) -> Iterator[Candidate]:
         """Yield perturbed specs with the JSON-able parameters that made each."""
 
     def perturb(

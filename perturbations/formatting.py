@@ -122,12 +122,15 @@ class Formatting(Family):
     name = "formatting"
     same_for_all_items = True
 
-    def candidates(self, spec: PromptSpec, item: Item, rng: np.random.Generator) -> Iterator[
-            Candidate]:
+    def candidates(
+        self, spec: PromptSpec, item: Item, rng: np.random.Generator
+    ) -> Iterator[Candidate]:
         space = format_space(statement=item.is_agree_scale)
         while True:
             index = int(rng.integers(0, len(space)))
             fmt = space[index]
             if fmt != spec.format:
-                yield spec.with_(format=fmt), {"format_index": index,
-                                               "format": format_diff(spec.format, fmt)}
+                yield (
+                    spec.with_(format=fmt),
+                    {"format_index": index, "format": format_diff(spec.format, fmt)},
+                )

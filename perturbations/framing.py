@@ -88,8 +88,9 @@ def framings(item: Item) -> dict[str, tuple[str, ...]]:
 class Framing(Family):
     name = "framing"
 
-    def candidates(self, spec: PromptSpec, item: Item, rng: np.random.Generator) -> Iterator[
-            Candidate]:
+    def candidates(
+        self, spec: PromptSpec, item: Item, rng: np.random.Generator
+    ) -> Iterator[Candidate]:
         styles = framings(item)
         names = list(styles)
         names = [names[i] for i in rng.permutation(len(names))]

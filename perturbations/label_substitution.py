@@ -21,8 +21,21 @@ from perturbations.references import any_label_reference
 from robustness.items import Item
 from robustness.prompts import PromptSpec
 
-_ROMAN = (("m", 1000), ("cm", 900), ("d", 500), ("cd", 400), ("c", 100), ("xc", 90),
-          ("l", 50), ("xl", 40), ("x", 10), ("ix", 9), ("v", 5), ("iv", 4), ("i", 1))
+_ROMAN = (
+    ("m", 1000),
+    ("cm", 900),
+    ("d", 500),
+    ("cd", 400),
+    ("c", 100),
+    ("xc", 90),
+    ("l", 50),
+    ("xl", 40),
+    ("x", 10),
+    ("ix", 9),
+    ("v", 5),
+    ("iv", 4),
+    ("i", 1),
+)
 _GREEK = "αβγδεζηθικλμνξοπρστυφχψω"
 _LATIN = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -40,6 +53,7 @@ def roman(n: int) -> str:
 def _letters(alphabet: str, start: int = 0) -> Callable[[int], tuple[str, ...] | None]:
     def make(k: int) -> tuple[str, ...] | None:
         return tuple(alphabet[start : start + k]) if start + k <= len(alphabet) else None
+
     return make
 
 
@@ -69,8 +83,9 @@ def label_set_name(labels: tuple[str, ...]) -> str | None:
 class LabelSubstitution(Family):
     name = "label_substitution"
 
-    def candidates(self, spec: PromptSpec, item: Item, rng: np.random.Generator) -> Iterator[
-            Candidate]:
+    def candidates(
+        self, spec: PromptSpec, item: Item, rng: np.random.Generator
+    ) -> Iterator[Candidate]:
         k = item.n_options
         if any_label_reference(item.options):
             return
@@ -87,7 +102,10 @@ class LabelSubstitution(Family):
                 labels = LABEL_SETS[set_name](k)
                 assert labels is not None
                 fmt = replace(spec.format, label_wrapper=wrapper)
-                yield spec.with_(labels=labels, format=fmt), {
-                    "label_set": set_name,
-                    "wrapper": wrapper.replace("{}", labels[0]),
-                }
+                yield (
+                    spec.with_(labels=labels, format=fmt),
+                    {
+                        "label_set": set_name,
+                        "wrapper": wrapper.replace("{}", labels[0]),
+                    },
+                )

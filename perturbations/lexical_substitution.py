@@ -123,13 +123,25 @@ read say says tell following below above
 
 _WORD = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
 #: Characters allowed right before / after a replaceable word.
-_BEFORE_OK = frozenset(" \t\n\"“‘(")
+_BEFORE_OK = frozenset(' \t\n"“‘(')
 _AFTER_OK = frozenset(" \t\n.,;:!?\"”’)'")
 _SENTENCE_END = re.compile(r"(^|[.!?|:]\s*[\"“‘(]?|^\s*[\"“‘(])\s*$")
 _VOWELS = frozenset("aeiou")
 #: Endings whose plural is not the regular -s form ("foremen", "children", "analyses").
-_IRREGULAR_PLURALS = ("man", "child", "foot", "tooth", "goose", "mouse", "louse", "person",
-                      "sis", "xis", "ion", "um")
+_IRREGULAR_PLURALS = (
+    "man",
+    "child",
+    "foot",
+    "tooth",
+    "goose",
+    "mouse",
+    "louse",
+    "person",
+    "sis",
+    "xis",
+    "ion",
+    "um",
+)
 
 #: A previous word that announces a noun (or its adjective), never a verb: "personal use".
 NOUN_CUES = _wordset("the a an my your his her its our their this these those of every each")
@@ -179,8 +191,13 @@ class SynonymLexicon:
     Lookups are cached per word; WordNet itself is loaded on the first lookup, once.
     """
 
-    def __init__(self, min_count: int = 5, dominance: float = 0.6,
-                 synonym_share: float = 0.1, wordnet: Any = None) -> None:
+    def __init__(
+        self,
+        min_count: int = 5,
+        dominance: float = 0.6,
+        synonym_share: float = 0.1,
+        wordnet: Any = None,
+    ) -> None:
         if min_count < 1:
             raise ValueError(f"min_count must be >= 1, got {min_count}")
         if not 0 < dominance <= 1:
@@ -257,17 +274,26 @@ class SynonymLexicon:
         words = []
         for lem in synset.lemmas():
             name = lem.name()
-            if (name == lemma or len(name) < 3 or not name.isalpha() or not name.islower()
-                    or name in STOPWORDS or name in NEGATIONS
-                    or lem.count() < max(1, self.synonym_share * count)):
+            if (
+                name == lemma
+                or len(name) < 3
+                or not name.isalpha()
+                or not name.islower()
+                or name in STOPWORDS
+                or name in NEGATIONS
+                or lem.count() < max(1, self.synonym_share * count)
+            ):
                 continue
             if name.startswith(lemma) or (name.endswith("ing") and not lemma.endswith("ing")):
                 continue  # "group" -> "grouping", "winter" -> "wintertime": derivations
             own = self._dominant(name)
             if own is None or own[0] != synset:
                 continue
-            if name.endswith("s") and not name.endswith("ss") and (
-                    inflected or not lemma.endswith("s")):
+            if (
+                name.endswith("s")
+                and not name.endswith("ss")
+                and (inflected or not lemma.endswith("s"))
+            ):
                 continue  # "authorities", "woods": a plural where the text has none
             if inflected and name.endswith(_IRREGULAR_PLURALS):
                 continue  # "foreman" + s
@@ -279,7 +305,6 @@ class SynonymLexicon:
             return None
         return Synonyms(synset.name(), tuple(words))
 
-
     def is_compound(self, first: str, second: str) -> bool:
         """True when "first second" is a WordNet entry of its own ("death penalty")."""
         key = f"{first.lower()}_{second.lower()}"
@@ -289,8 +314,9 @@ class SynonymLexicon:
 
 
 @lru_cache(maxsize=8)
-def default_lexicon(min_count: int = 5, dominance: float = 0.6,
-                    synonym_share: float = 0.1) -> SynonymLexicon:
+def default_lexicon(
+    min_count: int = 5, dominance: float = 0.6, synonym_share: float = 0.1
+) -> SynonymLexicon:
     """A lexicon shared in the process, so repeated studies look each word up once."""
     return SynonymLexicon(min_count=min_count, dominance=dominance, synonym_share=synonym_share)
 
@@ -428,8 +454,12 @@ class LexicalSubstitution(Family):
 
     name = "lexical_substitution"
 
-    def __init__(self, similarity: Similarity | None = None,
-                 lexicon: SynonymLexicon | None = None, **params: Any) -> None:
+    def __init__(
+        self,
+        similarity: Similarity | None = None,
+        lexicon: SynonymLexicon | None = None,
+        **params: Any,
+    ) -> None:
         super().__init__(**params)
         rate = float(self.params["rate"])
         if not 0 < rate <= 1:
@@ -437,14 +467,23 @@ class LexicalSubstitution(Family):
         if int(self.params["max_substitutions"]) < 1:
             raise ValueError("lexical_substitution max_substitutions must be >= 1")
         self._similarity = similarity
-        self.lexicon = lexicon or default_lexicon(int(self.params["min_count"]),
-                                                  float(self.params["dominance"]),
-                                                  float(self.params["synonym_share"]))
+        self.lexicon = lexicon or default_lexicon(
+            int(self.params["min_count"]),
+            float(self.params["dominance"]),
+            float(self.params["synonym_share"]),
+        )
 
     @classmethod
     def parameters(cls) -> dict[str, Any]:
-        return {"rate": 0.3, "max_substitutions": 3, "threshold": THRESHOLD,
-                "min_count": 5, "dominance": 0.6, "synonym_share": 0.1, "instruction": True}
+        return {
+            "rate": 0.3,
+            "max_substitutions": 3,
+            "threshold": THRESHOLD,
+            "min_count": 5,
+            "dominance": 0.6,
+            "synonym_share": 0.1,
+            "instruction": True,
+        }
 
     @property
     def similarity(self) -> Similarity:
@@ -460,8 +499,9 @@ class LexicalSubstitution(Family):
             parts["instruction"] = find_slots(spec.instruction, self.lexicon, protected)
         return {k: v for k, v in parts.items() if v}
 
-    def candidates(self, spec: PromptSpec, item: Item, rng: np.random.Generator) -> Iterator[
-            Candidate]:
+    def candidates(
+        self, spec: PromptSpec, item: Item, rng: np.random.Generator
+    ) -> Iterator[Candidate]:
         parts = self.slots(spec, item)
         flat = [(part, slot) for part, slots in parts.items() for slot in slots]
         if not flat:
@@ -480,15 +520,26 @@ class LexicalSubstitution(Family):
                 part, slot = flat[int(i)]
                 new = slot.synonyms[int(rng.integers(0, len(slot.synonyms)))]
                 chosen.setdefault(part, []).append((slot, new))
-                record.append({"part": part, "word": slot.word, "to": _match_case(new, slot.word),
-                               "sense": slot.sense})
+                record.append(
+                    {
+                        "part": part,
+                        "word": slot.word,
+                        "to": _match_case(new, slot.word),
+                        "sense": slot.sense,
+                    }
+                )
             changes = {part: substitute(getattr(spec, part), c) for part, c in chosen.items()}
-            yield spec.with_(**changes), {"n_substitutions": len(record),
-                                          "substitutions": record}
+            yield spec.with_(**changes), {"n_substitutions": len(record), "substitutions": record}
 
-    def perturb(self, spec: PromptSpec, item: Item, rng: np.random.Generator,
-                n: int) -> list[Candidate]:
+    def perturb(
+        self, spec: PromptSpec, item: Item, rng: np.random.Generator, n: int
+    ) -> list[Candidate]:
         """Up to ``n`` distinct candidates whose similarity to ``spec`` reaches the threshold."""
-        return keep_similar(spec, self.candidates(spec, item, rng), n, self.similarity,
-                            float(self.params["threshold"]),
-                            max(1, n) * self.max_attempts_per_variant)
+        return keep_similar(
+            spec,
+            self.candidates(spec, item, rng),
+            n,
+            self.similarity,
+            float(self.params["threshold"]),
+            max(1, n) * self.max_attempts_per_variant,
+        )

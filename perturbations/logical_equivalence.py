@@ -33,8 +33,7 @@ NEGATIONS = (
 )
 
 NOMINAL_FORMS = (
-    "Exactly one of the options below is correct. Reply with the label of the correct option "
-    "only.",
+    "Exactly one of the options below is correct. Reply with the label of the correct option only.",
     "Exactly one of the options below is true and the others are false. Reply with the label "
     "of the true option only.",
     "All options but one are incorrect. Reply with the label of the option that is not "
@@ -48,12 +47,11 @@ NOMINAL_FORMS = (
 )
 
 ORDINAL_FORMS = (
-    "The options below form a scale from \"{first}\" to \"{last}\". Answer the question with "
+    'The options below form a scale from "{first}" to "{last}". Answer the question with '
     "the point of that scale that fits best. Reply with its label only.",
     "Answer the question below; exactly one option must be chosen. Reply with the label of "
     "that option only.",
-    "Of the options below, pick the one that answers the question best. Reply with its label "
-    "only.",
+    "Of the options below, pick the one that answers the question best. Reply with its label only.",
     "Consider each option below as an answer to the question and keep the one that fits best. "
     "Reply with the label of that option only.",
     "Read the question and the options below, then choose exactly one option as your answer. "
@@ -73,8 +71,11 @@ def negatable(statement: str) -> bool:
     """
     s = statement.strip()
     body = s.rstrip(".").rstrip()
-    return bool(body) and not s.endswith(("?", "!", ":")) and not any(
-        mark in body for mark in (". ", "? ", "! ", "; ", "\n"))
+    return (
+        bool(body)
+        and not s.endswith(("?", "!", ":"))
+        and not any(mark in body for mark in (". ", "? ", "! ", "; ", "\n"))
+    )
 
 
 def embed_clause(statement: str) -> tuple[str, str]:
@@ -92,14 +93,17 @@ def embed_clause(statement: str) -> tuple[str, str]:
 class LogicalEquivalence(Family):
     name = "logical_equivalence"
 
-    def candidates(self, spec: PromptSpec, item: Item, rng: np.random.Generator) -> Iterator[
-            Candidate]:
+    def candidates(
+        self, spec: PromptSpec, item: Item, rng: np.random.Generator
+    ) -> Iterator[Candidate]:
         if item.is_agree_scale and negatable(spec.question):
             clause, whole = embed_clause(spec.question)
             for i in rng.permutation(len(NEGATIONS)):
                 text = NEGATIONS[int(i)].format(s=clause, S=whole)
-                yield spec.with_(question=text, negated=not spec.negated), {
-                    "form": f"negation/{int(i)}", "negated": True}
+                yield (
+                    spec.with_(question=text, negated=not spec.negated),
+                    {"form": f"negation/{int(i)}", "negated": True},
+                )
             return
         kind = task_kind(item)
         if kind == "nominal":
@@ -110,5 +114,7 @@ class LogicalEquivalence(Family):
             forms = ORDINAL_FORMS
             fill = {"first": item.options[0], "last": item.options[-1]}
         for i in rng.permutation(len(forms)):
-            yield spec.with_(instruction=forms[int(i)].format(**fill)), {
-                "form": f"{kind}/{int(i)}", "negated": False}
+            yield (
+                spec.with_(instruction=forms[int(i)].format(**fill)),
+                {"form": f"{kind}/{int(i)}", "negated": False},
+            )

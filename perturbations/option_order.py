@@ -37,8 +37,9 @@ class OptionOrder(Family):
     def parameters(cls) -> dict[str, Any]:
         return {"shuffle_ordinal": False}
 
-    def candidates(self, spec: PromptSpec, item: Item, rng: np.random.Generator) -> Iterator[
-            Candidate]:
+    def candidates(
+        self, spec: PromptSpec, item: Item, rng: np.random.Generator
+    ) -> Iterator[Candidate]:
         k = item.n_options
         if any_label_reference(item.options):
             return
@@ -58,10 +59,11 @@ class OptionOrder(Family):
             return
         m = len(free)
         for shift in (1, m - 1):
-            yield _reorder(spec, item, order_of(free[shift:] + free[:shift])), {
-                "kind": "cyclic", "shift": shift, **extra}
+            yield (
+                _reorder(spec, item, order_of(free[shift:] + free[:shift])),
+                {"kind": "cyclic", "shift": shift, **extra},
+            )
         while True:
             order = order_of([free[int(i)] for i in rng.permutation(m)])
             if order != identity:
-                yield _reorder(spec, item, order), {"kind": "random", "order": list(order),
-                                                    **extra}
+                yield _reorder(spec, item, order), {"kind": "random", "order": list(order), **extra}

@@ -92,8 +92,9 @@ class Paraphraser(Protocol):
     #: Recorded in each variant's params as ``paraphraser``.
     name: str
 
-    def paraphrase(self, item: Item, spec: PromptSpec, n: int,
-                   rng: np.random.Generator) -> list[Rewrite]:
+    def paraphrase(
+        self, item: Item, spec: PromptSpec, n: int, rng: np.random.Generator
+    ) -> list[Rewrite]:
         """Up to ``n`` rewrites of ``spec``, best first; random choices use ``rng`` only."""
         ...
 
@@ -120,8 +121,7 @@ INSTRUCTIONS: dict[str, tuple[str, ...]] = {
         "the label of that option.",
     ),
     "agree": (
-        "Say how much you agree with the statement below. Reply with the label of one option "
-        "only.",
+        "Say how much you agree with the statement below. Reply with the label of one option only.",
         "Below is a statement. Indicate how strongly you agree or disagree with it by "
         "replying with the label of one option only.",
         "To what extent do you agree with the following statement? Reply with only the label "
@@ -229,18 +229,19 @@ class RuleParaphraser:
 
     name = "rules"
 
-    def paraphrase(self, item: Item, spec: PromptSpec, n: int,
-                   rng: np.random.Generator) -> list[Rewrite]:
+    def paraphrase(
+        self, item: Item, spec: PromptSpec, n: int, rng: np.random.Generator
+    ) -> list[Rewrite]:
         kind = instruction_kind(item)
         ours = INSTRUCTIONS[kind]
         instructions: list[tuple[str, str | None]] = [("", None)]
         if spec.instruction == default_instruction(item) or spec.instruction in ours:
-            instructions += [(f"instruction/{i}", w) for i, w in enumerate(ours)
-                             if w != spec.instruction]
+            instructions += [
+                (f"instruction/{i}", w) for i, w in enumerate(ours) if w != spec.instruction
+            ]
         questions: list[tuple[str, str]] = [("", spec.question)]
         questions += question_rewrites(item, spec.question)
-        combos = [(ih, iw, qh, qw) for ih, iw in instructions for qh, qw in questions
-                  if ih or qh]
+        combos = [(ih, iw, qh, qw) for ih, iw in instructions for qh, qw in questions if ih or qh]
         order = rng.permutation(len(combos))
         out = []
         for j in order[: max(0, n)]:
@@ -292,8 +293,7 @@ class FileParaphraser:
             return raw.decode("utf-8-sig")
         except UnicodeDecodeError as err:
             line = raw[: err.start].count(b"\n") + 1
-            raise ParaphraseFileError(
-                f"{self.path}, line {line}: is not UTF-8 text.") from None
+            raise ParaphraseFileError(f"{self.path}, line {line}: is not UTF-8 text.") from None
 
     def _records(self) -> Iterator[tuple[int, Mapping[str, Any]]]:
         suffix = self.path.suffix.lower()
@@ -304,7 +304,8 @@ class FileParaphraser:
         else:
             raise ParaphraseFileError(
                 f"{self.path}: unknown paraphrase file type {suffix or '(none)'!r}; "
-                "use .jsonl or .csv.")
+                "use .jsonl or .csv."
+            )
 
     def _jsonl(self, text: str) -> Iterator[tuple[int, Mapping[str, Any]]]:
         for line, raw in enumerate(text.splitlines(), start=1):
@@ -314,15 +315,15 @@ class FileParaphraser:
                 record = json.loads(raw)
             except json.JSONDecodeError as err:
                 raise ParaphraseFileError(
-                    f"{self.path}, line {line}: is not valid JSON ({err.msg}).") from None
+                    f"{self.path}, line {line}: is not valid JSON ({err.msg})."
+                ) from None
             if not isinstance(record, dict):
                 raise ParaphraseFileError(
-                    f"{self.path}, line {line}: expected a JSON object with item_id and "
-                    "paraphrase.")
+                    f"{self.path}, line {line}: expected a JSON object with item_id and paraphrase."
+                )
             for field in ("item_id", "paraphrase"):
                 if field not in record:
-                    raise ParaphraseFileError(
-                        f"{self.path}, line {line}: missing field {field!r}.")
+                    raise ParaphraseFileError(f"{self.path}, line {line}: missing field {field!r}.")
             yield line, record
 
     def _csv(self, text: str, delimiter: str) -> Iterator[tuple[int, Mapping[str, Any]]]:
@@ -332,13 +333,15 @@ class FileParaphraser:
             if field not in header:
                 raise ParaphraseFileError(
                     f"{self.path}, line 1: the header has no column {field!r} "
-                    f"(it has {', '.join(repr(h) for h in header) or 'none'}).")
+                    f"(it has {', '.join(repr(h) for h in header) or 'none'})."
+                )
         reader.fieldnames = header
         for row in reader:
             line = reader.line_num
             if None in row:
                 raise ParaphraseFileError(
-                    f"{self.path}, line {line}: has more cells than the header.")
+                    f"{self.path}, line {line}: has more cells than the header."
+                )
             if all(v in (None, "") for v in row.values()):
                 continue
             yield line, {k: ("" if v is None else v) for k, v in row.items()}
@@ -346,13 +349,18 @@ class FileParaphraser:
     def paraphrases_of(self, item: Item) -> list[tuple[int, str]]:
         """(line, paraphrase) for ``item``, in file order."""
         rows = self._rows.get((item.dataset, item.item_id), []) + self._rows.get(
-            (None, item.item_id), [])
+            (None, item.item_id), []
+        )
         return sorted(rows)
 
-    def paraphrase(self, item: Item, spec: PromptSpec, n: int,
-                   rng: np.random.Generator) -> list[Rewrite]:
-        out = [Rewrite(question=text, how=f"file/line {line}")
-               for line, text in self.paraphrases_of(item) if text != spec.question.strip()]
+    def paraphrase(
+        self, item: Item, spec: PromptSpec, n: int, rng: np.random.Generator
+    ) -> list[Rewrite]:
+        out = [
+            Rewrite(question=text, how=f"file/line {line}")
+            for line, text in self.paraphrases_of(item)
+            if text != spec.question.strip()
+        ]
         return out[: max(0, n)]
 
 
@@ -384,12 +392,16 @@ _PREAMBLE = re.compile(
     r"|^[^:\n]{0,80}\b(reword|rephras|paraphras|rewrit)\w*[^:\n]{0,40}:\s*",
     re.IGNORECASE,
 )
-_LEAD_LABEL = re.compile(r"^\s*(?:\*\*)?(question|statement|rewritten \w+|paraphrase)"
-                         r"(?:\*\*)?\s*:\s*", re.IGNORECASE)
+_LEAD_LABEL = re.compile(
+    r"^\s*(?:\*\*)?(question|statement|rewritten \w+|paraphrase)"
+    r"(?:\*\*)?\s*:\s*",
+    re.IGNORECASE,
+)
 _OPTION_LINE = re.compile(r"^\s*[(\[]?[A-Ha-h1-9][.)\]:]\s+\S")
 _QUOTES = "\"'“”‘’«»`"
-_NEGATION = re.compile(r"\b(not|no|never|none|nothing|nobody|neither|nor|without|cannot)\b|n't\b",
-                       re.IGNORECASE)
+_NEGATION = re.compile(
+    r"\b(not|no|never|none|nothing|nobody|neither|nor|without|cannot)\b|n't\b", re.IGNORECASE
+)
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 
 
@@ -422,10 +434,12 @@ def keeps_meaning_markers(paraphrase: str, question: str) -> bool:
     "not", another number, a filled-in blank ("... greater than a being that _____"), a
     question turned into a statement, or a stem to complete that the model completed.
     """
-    return (_negations(paraphrase) == _negations(question)
-            and _numbers(paraphrase) == _numbers(question)
-            and len(_BLANK.findall(paraphrase)) == len(_BLANK.findall(question))
-            and _ending(paraphrase) == _ending(question))
+    return (
+        _negations(paraphrase) == _negations(question)
+        and _numbers(paraphrase) == _numbers(question)
+        and len(_BLANK.findall(paraphrase)) == len(_BLANK.findall(question))
+        and _ending(paraphrase) == _ending(question)
+    )
 
 
 def clean_output(text: str) -> str:
@@ -482,8 +496,13 @@ class ModelParaphraser:
 
     name = "model"
 
-    def __init__(self, runner: Any, max_new_tokens: int = 96, chat: bool = True,
-                 styles: Sequence[str] = STYLES) -> None:
+    def __init__(
+        self,
+        runner: Any,
+        max_new_tokens: int = 96,
+        chat: bool = True,
+        styles: Sequence[str] = STYLES,
+    ) -> None:
         if not callable(getattr(runner, "generate", None)):
             raise TypeError("ModelParaphraser needs a runner with a generate() method")
         self.runner = runner
@@ -495,14 +514,16 @@ class ModelParaphraser:
         kind = "statement" if item.is_agree_scale else "question"
         return PROMPT.format(kind=kind, Kind=kind.capitalize(), style=style, text=question)
 
-    def paraphrase(self, item: Item, spec: PromptSpec, n: int,
-                   rng: np.random.Generator) -> list[Rewrite]:
+    def paraphrase(
+        self, item: Item, spec: PromptSpec, n: int, rng: np.random.Generator
+    ) -> list[Rewrite]:
         if n <= 0:
             return []
         picks = [int(i) for i in rng.permutation(len(self.styles))[:n]]
         texts = [self.prompt(item, spec.question, self.styles[i]) for i in picks]
-        prompts: list[Any] = ([[{"role": "user", "content": t}] for t in texts] if self.chat
-                              else texts)
+        prompts: list[Any] = (
+            [[{"role": "user", "content": t}] for t in texts] if self.chat else texts
+        )
         outputs = self.runner.generate(prompts, self.max_new_tokens)
         original = _words_key(spec.question)
         out, seen = [], set()
@@ -541,8 +562,12 @@ class Paraphrase(Family):
 
     name = "paraphrase"
 
-    def __init__(self, paraphraser: Paraphraser | None = None,
-                 similarity: Similarity | None = None, **params: Any) -> None:
+    def __init__(
+        self,
+        paraphraser: Paraphraser | None = None,
+        similarity: Similarity | None = None,
+        **params: Any,
+    ) -> None:
         super().__init__(**params)
         if int(self.params["oversample"]) < 1:
             raise ValueError("paraphrase oversample must be >= 1")
@@ -559,8 +584,9 @@ class Paraphrase(Family):
             self._similarity = default_similarity()
         return self._similarity
 
-    def _candidates(self, spec: PromptSpec, item: Item, rng: np.random.Generator,
-                    k: int) -> Iterator[Candidate]:
+    def _candidates(
+        self, spec: PromptSpec, item: Item, rng: np.random.Generator, k: int
+    ) -> Iterator[Candidate]:
         source = getattr(self.paraphraser, "name", type(self.paraphraser).__name__)
         for rewrite in self.paraphraser.paraphrase(item, spec, k, rng):
             changes: dict[str, Any] = {"question": rewrite.question}
@@ -568,14 +594,22 @@ class Paraphrase(Family):
                 changes["instruction"] = rewrite.instruction
             yield spec.with_(**changes), {"paraphraser": source, "rewrite": rewrite.how}
 
-    def candidates(self, spec: PromptSpec, item: Item, rng: np.random.Generator) -> Iterator[
-            Candidate]:
+    def candidates(
+        self, spec: PromptSpec, item: Item, rng: np.random.Generator
+    ) -> Iterator[Candidate]:
         """Unchecked candidates (ten); :meth:`perturb` checks their meaning."""
         return self._candidates(spec, item, rng, 10)
 
-    def perturb(self, spec: PromptSpec, item: Item, rng: np.random.Generator,
-                n: int) -> list[Candidate]:
+    def perturb(
+        self, spec: PromptSpec, item: Item, rng: np.random.Generator, n: int
+    ) -> list[Candidate]:
         """Up to ``n`` distinct paraphrases whose similarity to ``spec`` reaches the threshold."""
         k = max(1, n) * int(self.params["oversample"])
-        return keep_similar(spec, self._candidates(spec, item, rng, k), n, self.similarity,
-                            float(self.params["threshold"]), k)
+        return keep_similar(
+            spec,
+            self._candidates(spec, item, rng, k),
+            n,
+            self.similarity,
+            float(self.params["threshold"]),
+            k,
+        )

@@ -15,11 +15,13 @@ from collections.abc import Sequence
 _POSITION = re.compile(
     r"\b(all|none|both|neither|any|each|either)\s+of\s+(the\s+)?(above|below|these|those|"
     r"others|other\s+options|previous|preceding|following)\b|\b(above|below)\b",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _LABEL = re.compile(
     r"\b(?i:both|either|neither|only)\s+\(?[A-Za-z1-9]\)?\s*(and|or|nor|,)\s*\(?[A-Za-z1-9]\)?\b"
     r"|\b(?i:options?|answers?|choices?)\s+\(?[A-Za-z1-9]\)?(\s*(,|and|or|&)\s*\(?[A-Za-z1-9]\)?)+\b"
-    r"|\b[A-E]\s*(&|and)\s*[A-E]\b")
+    r"|\b[A-E]\s*(&|and)\s*[A-E]\b"
+)
 
 
 def refers_by_position(option: str) -> bool:

@@ -162,8 +162,11 @@ def _pooling_config(folder: Path) -> tuple[int, bool]:
     pool_cfg = folder / "1_Pooling" / "config.json"
     if pool_cfg.exists():
         pool = json.loads(pool_cfg.read_text())
-        others = [k for k, v in pool.items()
-                  if k.startswith("pooling_mode_") and v and k != "pooling_mode_mean_tokens"]
+        others = [
+            k
+            for k, v in pool.items()
+            if k.startswith("pooling_mode_") and v and k != "pooling_mode_mean_tokens"
+        ]
         if others or not pool.get("pooling_mode_mean_tokens", True):
             raise ValueError(f"{pool_cfg}: only mean pooling is supported, got {pool}")
     normalise = True
@@ -188,8 +191,9 @@ def _load(folder: str, device: str) -> tuple[Any, Any]:
 
 
 def _user_set_threads() -> bool:
-    return any(os.environ.get(v) for v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS",
-                                           "TORCH_NUM_THREADS"))
+    return any(
+        os.environ.get(v) for v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "TORCH_NUM_THREADS")
+    )
 
 
 class MiniLMSimilarity:
@@ -218,9 +222,14 @@ class MiniLMSimilarity:
     loaded once per process and shared by every instance with the same folder and device.
     """
 
-    def __init__(self, model_dir: str | Path | None = None, batch_size: int = 16,
-                 num_threads: int | None = None, device: str = "cpu",
-                 cache_size: int = 100_000) -> None:
+    def __init__(
+        self,
+        model_dir: str | Path | None = None,
+        batch_size: int = 16,
+        num_threads: int | None = None,
+        device: str = "cpu",
+        cache_size: int = 100_000,
+    ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         self.model_dir = Path(model_dir) if model_dir is not None else None
@@ -241,7 +250,8 @@ class MiniLMSimilarity:
             return model_folder()
         if not (self.model_dir / "config.json").exists():
             raise FileNotFoundError(
-                f"{self.model_dir} holds no model (no config.json); " + HOW_TO_INSTALL)
+                f"{self.model_dir} holds no model (no config.json); " + HOW_TO_INSTALL
+            )
         return self.model_dir
 
     def load(self) -> MiniLMSimilarity:
@@ -257,8 +267,9 @@ class MiniLMSimilarity:
         import torch
 
         tokenizer, model = _load(str(self.folder()), self.device)
-        enc = tokenizer(texts, padding=True, truncation=True, max_length=self._max_len,
-                        return_tensors="pt").to(self.device)
+        enc = tokenizer(
+            texts, padding=True, truncation=True, max_length=self._max_len, return_tensors="pt"
+        ).to(self.device)
         with torch.inference_mode():
             hidden = model(**enc).last_hidden_state
             mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
@@ -384,11 +395,13 @@ def keep_similar(
             batch.append((candidate, params))
         if not batch:
             break
-        scores = similarity.similarity([reference] * len(batch),
-                                       [meaning_text(c) for c, _ in batch])
+        scores = similarity.similarity(
+            [reference] * len(batch), [meaning_text(c) for c, _ in batch]
+        )
         for (candidate, params), score in zip(batch, scores, strict=True):
             value = rounded(score)
             if value >= threshold and len(out) < n:
-                out.append((candidate, {**params, "similarity": value,
-                                        "threshold": float(threshold)}))
+                out.append(
+                    (candidate, {**params, "similarity": value, "threshold": float(threshold)})
+                )
     return out

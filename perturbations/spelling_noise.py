@@ -37,11 +37,34 @@ for _r, _row in enumerate(_ROWS):
         KEYBOARD[_ch] = "".join(near)
 
 #: Words whose misspelling could flip or blur the meaning; never edited.
-PROTECTED = frozenset({
-    "not", "no", "nor", "never", "none", "nothing", "neither", "nobody", "nowhere",
-    "cannot", "cant", "dont", "doesnt", "isnt", "arent", "wasnt", "werent", "wont",
-    "shouldnt", "wouldnt", "couldnt", "without", "except", "only",
-})
+PROTECTED = frozenset(
+    {
+        "not",
+        "no",
+        "nor",
+        "never",
+        "none",
+        "nothing",
+        "neither",
+        "nobody",
+        "nowhere",
+        "cannot",
+        "cant",
+        "dont",
+        "doesnt",
+        "isnt",
+        "arent",
+        "wasnt",
+        "werent",
+        "wont",
+        "shouldnt",
+        "wouldnt",
+        "couldnt",
+        "without",
+        "except",
+        "only",
+    }
+)
 
 _WORD = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
 
@@ -74,13 +97,16 @@ def edit_word(word: str, op: str, rng: np.random.Generator) -> str:
 
 def eligible_words(text: str, min_length: int) -> list[re.Match[str]]:
     """The words of ``text`` that may be misspelt."""
-    return [m for m in _WORD.finditer(text)
-            if len(m.group()) >= min_length and m.group().lower().replace("'", "")
-            not in PROTECTED]
+    return [
+        m
+        for m in _WORD.finditer(text)
+        if len(m.group()) >= min_length and m.group().lower().replace("'", "") not in PROTECTED
+    ]
 
 
-def add_noise(text: str, rate: float, rng: np.random.Generator, min_length: int,
-              force: bool) -> tuple[str, list[dict[str, Any]]]:
+def add_noise(
+    text: str, rate: float, rng: np.random.Generator, min_length: int, force: bool
+) -> tuple[str, list[dict[str, Any]]]:
     """Edit eligible words of ``text``; return the new text and the edits made.
 
     With ``force`` at least one word is edited when any is eligible.
@@ -113,13 +139,16 @@ class SpellingNoise(Family):
     def parameters(cls) -> dict[str, Any]:
         return {"rate": 0.1, "min_length": 4}
 
-    def candidates(self, spec: PromptSpec, item: Item, rng: np.random.Generator) -> Iterator[
-            Candidate]:
+    def candidates(
+        self, spec: PromptSpec, item: Item, rng: np.random.Generator
+    ) -> Iterator[Candidate]:
         try:
             rate, min_len = float(self.params["rate"]), int(self.params["min_length"])
         except (TypeError, ValueError):
-            raise ValueError(f"spelling_noise rate and min_length must be numbers, got "
-                             f"{self.params['rate']!r} and {self.params['min_length']!r}") from None
+            raise ValueError(
+                f"spelling_noise rate and min_length must be numbers, got "
+                f"{self.params['rate']!r} and {self.params['min_length']!r}"
+            ) from None
         if not 0 < rate <= 1:
             raise ValueError(f"spelling_noise rate must be in (0, 1], got {rate}")
         in_question = bool(eligible_words(spec.question, min_len))
@@ -127,8 +156,10 @@ class SpellingNoise(Family):
             return  # nothing eligible to edit
         while True:
             question, q_edits = add_noise(spec.question, rate, rng, min_len, force=in_question)
-            instruction, i_edits = add_noise(spec.instruction, rate, rng, min_len,
-                                             force=not in_question)
-            yield spec.with_(question=question, instruction=instruction), {
-                "rate": rate, "n_edits": len(q_edits) + len(i_edits),
-                "edits": q_edits + i_edits}
+            instruction, i_edits = add_noise(
+                spec.instruction, rate, rng, min_len, force=not in_question
+            )
+            yield (
+                spec.with_(question=question, instruction=instruction),
+                {"rate": rate, "n_edits": len(q_edits) + len(i_edits), "edits": q_edits + i_edits},
+            )

@@ -19,10 +19,24 @@ from pathlib import Path
 
 #: Files of the WordNet 3.0 database that NLTK's reader opens.
 WORDNET_FILES = (
-    "adj.exc", "adv.exc", "noun.exc", "verb.exc", "cntlist.rev", "lexnames",
-    "data.adj", "data.adv", "data.noun", "data.verb",
-    "index.adj", "index.adv", "index.noun", "index.verb", "index.sense",
-    "LICENSE", "README", "citation.bib",
+    "adj.exc",
+    "adv.exc",
+    "noun.exc",
+    "verb.exc",
+    "cntlist.rev",
+    "lexnames",
+    "data.adj",
+    "data.adv",
+    "data.noun",
+    "data.verb",
+    "index.adj",
+    "index.adv",
+    "index.noun",
+    "index.verb",
+    "index.sense",
+    "LICENSE",
+    "README",
+    "citation.bib",
 )
 
 HOW_TO_GET = (

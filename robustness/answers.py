@@ -41,8 +41,9 @@ def prompt_for(variant: Variant, chat: bool) -> Prompt:
     return variant.spec.messages() if chat else variant.spec.render()
 
 
-def _base_row(variant: Variant, study: str, model: ModelConfig, seed: int,
-              chat: bool) -> dict[str, Any]:
+def _base_row(
+    variant: Variant, study: str, model: ModelConfig, seed: int, chat: bool
+) -> dict[str, Any]:
     item = variant.item
     return {
         "study": study,
@@ -64,8 +65,13 @@ def _base_row(variant: Variant, study: str, model: ModelConfig, seed: int,
     }
 
 
-def _answer(row: dict[str, Any], variant: Variant, position: int | None, label: str | None,
-            reason: str | None) -> None:
+def _answer(
+    row: dict[str, Any],
+    variant: Variant,
+    position: int | None,
+    label: str | None,
+    reason: str | None,
+) -> None:
     answer = variant.canonical_at(position) if position is not None else None
     row["label"] = label
     row["answer"] = answer
@@ -83,9 +89,17 @@ def _canonical_probs(variant: Variant, displayed: Sequence[float]) -> list[float
 
 
 def _error_row(row: dict[str, Any], message: str) -> dict[str, Any]:
-    row.update(raw_output=None, label=None, answer=None, valid=False,
-               invalid_reason=f"error: {message}"[:500], correct=None, option_probs=None,
-               confidence=None, latency_ms=None)
+    row.update(
+        raw_output=None,
+        label=None,
+        answer=None,
+        valid=False,
+        invalid_reason=f"error: {message}"[:500],
+        correct=None,
+        option_probs=None,
+        confidence=None,
+        latency_ms=None,
+    )
     return row
 
 
@@ -128,9 +142,12 @@ def answer_rows(
     rows = [_base_row(v, study, model, seed, chat) for v in variants]
     if model.mode == "choice":
         labels = [list(v.spec.labels) for v in variants]
-        results = _call(lambda idx: runner.score_options(
-            [prompts[i] for i in idx], [labels[i] for i in idx], on_batch=on_batch),
-            list(range(total)))
+        results = _call(
+            lambda idx: runner.score_options(
+                [prompts[i] for i in idx], [labels[i] for i in idx], on_batch=on_batch
+            ),
+            list(range(total)),
+        )
         for row, v, res in zip(rows, variants, results, strict=True):
             if isinstance(res, Exception):
                 _error_row(row, str(res))
@@ -142,9 +159,12 @@ def answer_rows(
             row["confidence"] = float(res.top_prob)
             row["latency_ms"] = float(res.latency_ms)
     elif model.mode == "generate":
-        results = _call(lambda idx: runner.generate(
-            [prompts[i] for i in idx], model.max_new_tokens, on_batch=on_batch),
-            list(range(total)))
+        results = _call(
+            lambda idx: runner.generate(
+                [prompts[i] for i in idx], model.max_new_tokens, on_batch=on_batch
+            ),
+            list(range(total)),
+        )
         for row, v, res in zip(rows, variants, results, strict=True):
             if isinstance(res, Exception):
                 _error_row(row, str(res))
@@ -163,15 +183,23 @@ def answer_rows(
     return rows
 
 
-def _cloze_rows(runner: Any, variants: Sequence[Variant], prompts: Sequence[Prompt],
-                rows: list[dict[str, Any]], chat: bool, on_batch: Any) -> list[dict[str, Any]]:
+def _cloze_rows(
+    runner: Any,
+    variants: Sequence[Variant],
+    prompts: Sequence[Prompt],
+    rows: list[dict[str, Any]],
+    chat: bool,
+    on_batch: Any,
+) -> list[dict[str, Any]]:
     pairs, owner = [], []
     for i, v in enumerate(variants):
         for option in v.spec.options:
             pairs.append((prompts[i], option if chat else " " + option))
             owner.append(i)
-    results = _call(lambda idx: runner.loglikelihood([pairs[j] for j in idx], on_batch=None),
-                    list(range(len(pairs))))
+    results = _call(
+        lambda idx: runner.loglikelihood([pairs[j] for j in idx], on_batch=None),
+        list(range(len(pairs))),
+    )
     per_variant: list[list[Any]] = [[] for _ in variants]
     for j, res in zip(owner, results, strict=True):
         per_variant[j].append(res)

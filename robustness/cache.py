@@ -47,8 +47,9 @@ class CacheError(RobustnessError, RuntimeError):
 
 def canonical_json(data: Any) -> str:
     """The one JSON spelling used for keys: sorted keys, no spaces, UTF-8 kept, no NaN."""
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False)
+    return json.dumps(
+        data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
 
 
 def make_key(request: Mapping[str, Any]) -> str:
@@ -74,8 +75,9 @@ class Cache:
         if conn is not None and getattr(self._local, "pid", None) == os.getpid():
             return conn
         try:
-            conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None,
-                                   check_same_thread=False)
+            conn = sqlite3.connect(
+                self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False
+            )
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
         except sqlite3.DatabaseError as err:
@@ -89,15 +91,21 @@ class Cache:
     def _setup(self, conn: sqlite3.Connection) -> None:
         try:
             conn.execute("BEGIN IMMEDIATE")
-            conn.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, "
-                         "value TEXT NOT NULL)")
-            conn.execute("CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, "
-                         "kind TEXT NOT NULL, request TEXT NOT NULL, value TEXT NOT NULL, "
-                         "created_at REAL NOT NULL)")
-            conn.execute("INSERT OR IGNORE INTO meta (name, value) VALUES (?, ?)",
-                         ("schema_version", SCHEMA_VERSION))
-            row = conn.execute("SELECT value FROM meta WHERE name = ?",
-                               ("schema_version",)).fetchone()
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)"
+            )
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, "
+                "kind TEXT NOT NULL, request TEXT NOT NULL, value TEXT NOT NULL, "
+                "created_at REAL NOT NULL)"
+            )
+            conn.execute(
+                "INSERT OR IGNORE INTO meta (name, value) VALUES (?, ?)",
+                ("schema_version", SCHEMA_VERSION),
+            )
+            row = conn.execute(
+                "SELECT value FROM meta WHERE name = ?", ("schema_version",)
+            ).fetchone()
             conn.execute("COMMIT")
         except sqlite3.DatabaseError as err:
             if conn.in_transaction:
@@ -105,8 +113,10 @@ class Cache:
             raise CacheError(f"cache {self.path} is not a usable cache: {err}") from err
         if row is None or row[0] != SCHEMA_VERSION:
             found = None if row is None else row[0]
-            raise CacheError(f"cache {self.path} has schema version {found!r}, this toolkit "
-                             f"writes {SCHEMA_VERSION!r}; use a new cache file.")
+            raise CacheError(
+                f"cache {self.path} has schema version {found!r}, this toolkit "
+                f"writes {SCHEMA_VERSION!r}; use a new cache file."
+            )
 
     def close(self) -> None:
         """Close every connection this object opened (in any thread)."""
@@ -130,7 +140,7 @@ class Cache:
         conn = self._connection()
         found: dict[str, Any] = {}
         for start in range(0, len(unique), _CHUNK):
-            chunk = unique[start:start + _CHUNK]
+            chunk = unique[start : start + _CHUNK]
             marks = ",".join("?" * len(chunk))
             rows = conn.execute(f"SELECT key, value FROM results WHERE key IN ({marks})", chunk)
             for key, value in rows:
@@ -143,14 +153,19 @@ class Cache:
         if not rows:
             return 0
         now = time.time()
-        params = [(key, kind, canonical_json(request), json.dumps(value, ensure_ascii=False), now)
-                  for key, kind, request, value in rows]
+        params = [
+            (key, kind, canonical_json(request), json.dumps(value, ensure_ascii=False), now)
+            for key, kind, request, value in rows
+        ]
         conn = self._connection()
         conn.execute("BEGIN IMMEDIATE")
         try:
             before = conn.total_changes
-            conn.executemany("INSERT OR IGNORE INTO results (key, kind, request, value, "
-                             "created_at) VALUES (?, ?, ?, ?, ?)", params)
+            conn.executemany(
+                "INSERT OR IGNORE INTO results (key, kind, request, value, "
+                "created_at) VALUES (?, ?, ?, ?, ?)",
+                params,
+            )
             added = conn.total_changes - before
             conn.execute("COMMIT")
         except BaseException:
@@ -166,8 +181,11 @@ class Cache:
         """Number of stored results, of one call kind or of all."""
         if kind is None:
             return len(self)
-        row = self._connection().execute("SELECT COUNT(*) FROM results WHERE kind = ?",
-                                         (kind,)).fetchone()
+        row = (
+            self._connection()
+            .execute("SELECT COUNT(*) FROM results WHERE kind = ?", (kind,))
+            .fetchone()
+        )
         return int(row[0])
 
     def integrity_ok(self) -> bool:

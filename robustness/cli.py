@@ -10,8 +10,12 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import typer
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="Prompt-robustness studies of language models.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="Prompt-robustness studies of language models.",
+)
 
 
 @app.callback()
@@ -53,8 +57,9 @@ def perturb_command(
     families: str = typer.Option("all", help="'all' or a comma-separated list of families"),
     n: int = typer.Option(5, "--n", help="variants per family and item"),
     seed: int = typer.Option(0, help="study seed"),
-    param: list[str] = typer.Option(None, "--param", help="family.key=value, e.g. "
-                                    "spelling_noise.rate=0.2 (repeatable)"),
+    param: list[str] = typer.Option(
+        None, "--param", help="family.key=value, e.g. spelling_noise.rate=0.2 (repeatable)"
+    ),
 ) -> None:
     """Write every variant of every item (the original included) with its answer map."""
     from robustness.commands.perturb import run_perturb
@@ -65,16 +70,26 @@ def perturb_command(
 @app.command("run")
 def run_command(
     study: str = typer.Argument(..., help="study file (TOML)"),
-    resume: bool = typer.Option(True, "--resume/--no-resume",
-                                help="reuse cached answers (default) or start from an empty cache"),
+    resume: bool = typer.Option(
+        True,
+        "--resume/--no-resume",
+        help="reuse cached answers (default) or start from an empty cache",
+    ),
     limit: int | None = typer.Option(None, min=1, help="only the first N items (a quick try)"),
-    noise_floor: int = typer.Option(0, "--noise-floor", metavar="K",
-                                    help="re-score K prompts alone and in batches: flips from "
-                                    "numerics alone"),
+    noise_floor: int = typer.Option(
+        0,
+        "--noise-floor",
+        metavar="K",
+        help="re-score K prompts alone and in batches: flips from numerics alone",
+    ),
     csv: bool = typer.Option(False, help="also write a CSV copy of the table"),
-    ray: str | None = typer.Option(None, "--ray", metavar="[ADDRESS]",
-                                   help="shard over Ray: alone (or 'local') a local Ray; "
-                                   "'auto', HOST:PORT or ray://HOST:10001 for a cluster"),
+    ray: str | None = typer.Option(
+        None,
+        "--ray",
+        metavar="[ADDRESS]",
+        help="shard over Ray: alone (or 'local') a local Ray; "
+        "'auto', HOST:PORT or ray://HOST:10001 for a cluster",
+    ),
     workers: int = typer.Option(2, help="Ray workers per model (with --ray)"),
 ) -> None:
     """Run a study: every variant of every item through every model, into one long table."""
@@ -91,10 +106,12 @@ def validate_command(table: str = typer.Argument(..., help="long table, Parquet 
     df = read_table(table)  # the columns the analyses need; every known column is checked
     extra = [c for c in df.columns if c not in COLUMNS]
     absent = [c for c in COLUMNS if c not in df.columns]
-    typer.echo(f"{table}: valid long table, {len(df)} rows, {df['model'].nunique()} models, "
-               f"{df['item_id'].nunique()} items"
-               + (f"; optional columns absent: {', '.join(absent)}" if absent else "")
-               + (f"; extra columns kept: {', '.join(extra)}" if extra else ""))
+    typer.echo(
+        f"{table}: valid long table, {len(df)} rows, {df['model'].nunique()} models, "
+        f"{df['item_id'].nunique()} items"
+        + (f"; optional columns absent: {', '.join(absent)}" if absent else "")
+        + (f"; extra columns kept: {', '.join(extra)}" if extra else "")
+    )
 
 
 @app.command("analyze")

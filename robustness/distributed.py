@@ -89,18 +89,27 @@ from robustness.runners.base import (
 from robustness.study import ModelConfig
 from robustness.variants import Variant
 
-RAY_HINT = ("Ray scale-out needs the ray package, which is not installed here: run "
-            "pip install 'robustness[ray]'.")
+RAY_HINT = (
+    "Ray scale-out needs the ray package, which is not installed here: run "
+    "pip install 'robustness[ray]'."
+)
 #: Shards of one call kept queued per actor, so an actor never idles between two shards.
 DEFAULT_DEPTH = 2
 #: Bounds of the automatic shard size (see ``auto_shard_size``).
 MAX_AUTO_SHARD = 1024
 #: Environment settings every worker gets (the driver's value when it has one).
-WORKER_ENV_DEFAULTS = {"OMP_WAIT_POLICY": "PASSIVE", "HF_HUB_OFFLINE": "1",
-                       "TOKENIZERS_PARALLELISM": "false"}
+WORKER_ENV_DEFAULTS = {
+    "OMP_WAIT_POLICY": "PASSIVE",
+    "HF_HUB_OFFLINE": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+}
 #: Passed on to workers when the driver sets them (thread counts and offline switches only).
-WORKER_ENV_PASSED = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-                     "TRANSFORMERS_OFFLINE")
+WORKER_ENV_PASSED = (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "TRANSFORMERS_OFFLINE",
+)
 #: Passed on to local workers only: they name paths on the driver's machine.
 LOCAL_ENV_PASSED = ("ROBUSTNESS_CACHE_DIR", "XDG_CACHE_HOME", "HF_HOME", "HF_HUB_CACHE")
 
@@ -148,8 +157,9 @@ def driver_paths() -> list[str]:
     return out
 
 
-def init_ray(address: str | None = None, *, workers: int = 2,
-             runtime_env: Mapping[str, Any] | None = None) -> bool:
+def init_ray(
+    address: str | None = None, *, workers: int = 2, runtime_env: Mapping[str, Any] | None = None
+) -> bool:
     """Start a local Ray (``address`` None or ``"local"``: ``num_cpus=workers``) or connect to
     a cluster, with the worker environment of ``worker_env``; the ``env_vars`` of
     ``runtime_env`` win over it. Does nothing when Ray is already initialised in this process.
@@ -160,8 +170,11 @@ def init_ray(address: str | None = None, *, workers: int = 2,
     local = _is_local(address)
     env = dict(runtime_env or {})
     env["env_vars"] = {**worker_env(local), **dict(env.get("env_vars") or {})}
-    options: dict[str, Any] = {"runtime_env": env, "log_to_driver": False,
-                               "logging_level": logging.WARNING}
+    options: dict[str, Any] = {
+        "runtime_env": env,
+        "log_to_driver": False,
+        "logging_level": logging.WARNING,
+    }
     if local:
         ray.init(num_cpus=workers, include_dashboard=False, **options)
     else:
@@ -182,8 +195,10 @@ def default_gpus(model: ModelConfig, cluster_gpus: float) -> float:
     the hf backend on a cluster with GPUs (unless its device is ``cpu``), else none."""
     if model.backend == "vllm":
         options = dict(model.options)
-        return float(int(options.get("tensor_parallel_size", 1))
-                     * int(options.get("pipeline_parallel_size", 1)))
+        return float(
+            int(options.get("tensor_parallel_size", 1))
+            * int(options.get("pipeline_parallel_size", 1))
+        )
     if model.backend == "hf" and cluster_gpus > 0 and model.device != "cpu":
         return 1.0
     return 0.0
@@ -257,8 +272,9 @@ class Worker:
         results = getattr(runner, kind)(*args)
         return self.fingerprint, list(results)
 
-    def noise_floor(self, variants: Sequence[Variant], k: int, seed: int,
-                    chat: bool) -> dict[str, Any]:
+    def noise_floor(
+        self, variants: Sequence[Variant], k: int, seed: int, chat: bool
+    ) -> dict[str, Any]:
         """The noise floor measured on this worker's bare runner (see ``robustness.run``)."""
         from robustness.run import measure_noise_floor
 
@@ -275,9 +291,17 @@ class RayRunner:
     only once they have opened the backend, so no shard waits behind a loading worker.
     """
 
-    def __init__(self, ray: Any, model: ModelConfig, *, workers: int, shard_size: int | None,
-                 depth: int = DEFAULT_DEPTH, options: Mapping[str, Any],
-                 factory: RunnerFactory | None = None) -> None:
+    def __init__(
+        self,
+        ray: Any,
+        model: ModelConfig,
+        *,
+        workers: int,
+        shard_size: int | None,
+        depth: int = DEFAULT_DEPTH,
+        options: Mapping[str, Any],
+        factory: RunnerFactory | None = None,
+    ) -> None:
         self._ray = ray
         self._model = model
         self._workers = workers
@@ -310,8 +334,9 @@ class RayRunner:
         except ray.exceptions.RayTaskError as err:
             raise _cause(err) from None
         except ray.exceptions.RayActorError as err:
-            raise ModelError(f"a Ray worker for model {self._model.name!r} could not start: "
-                             f"{_last_line(err)}") from None
+            raise ModelError(
+                f"a Ray worker for model {self._model.name!r} could not start: {_last_line(err)}"
+            ) from None
 
     def _grow(self) -> None:
         while len(self.actors) < self._workers:
@@ -326,7 +351,8 @@ class RayRunner:
             raise RobustnessError(
                 f"a Ray worker for model {self._model.name!r} reports another runner identity "
                 "than the first (different library versions on its node?); its results would be "
-                "cached under the wrong key.")
+                "cached under the wrong key."
+            )
         self._ready.add(index)
 
     def close(self) -> None:
@@ -340,8 +366,9 @@ class RayRunner:
         """The workers' runner identity (the same on every worker, or the run stops)."""
         return dict(self._identity)
 
-    def noise_floor(self, variants: Sequence[Variant], k: int, seed: int,
-                    chat: bool) -> dict[str, Any]:
+    def noise_floor(
+        self, variants: Sequence[Variant], k: int, seed: int, chat: bool
+    ) -> dict[str, Any]:
         """The noise floor measured on one ready worker."""
         actor = self.actors[min(self._ready - self._dead)]
         try:
@@ -350,29 +377,55 @@ class RayRunner:
             raise _cause(err) from None
 
     # ----------------------------------------------------------------- calls
-    def score_options(self, prompts: Sequence[Prompt], labels: Sequence[Sequence[str]], *,
-                      on_batch: BatchCallback | None = None) -> list[OptionScores]:
+    def score_options(
+        self,
+        prompts: Sequence[Prompt],
+        labels: Sequence[Sequence[str]],
+        *,
+        on_batch: BatchCallback | None = None,
+    ) -> list[OptionScores]:
         """Label probabilities, computed by the workers."""
         if len(labels) != len(prompts):
-            raise ModelError(f"score_options got {len(prompts)} prompts but {len(labels)} "
-                             "label sets.")
-        return self._dispatch("score_options", len(prompts), lambda idx: (
-            [prompts[i] for i in idx], [list(labels[i]) for i in idx]), on_batch)
+            raise ModelError(
+                f"score_options got {len(prompts)} prompts but {len(labels)} label sets."
+            )
+        return self._dispatch(
+            "score_options",
+            len(prompts),
+            lambda idx: ([prompts[i] for i in idx], [list(labels[i]) for i in idx]),
+            on_batch,
+        )
 
-    def generate(self, prompts: Sequence[Prompt], max_new_tokens: int, *,
-                 on_batch: BatchCallback | None = None) -> list[Generation]:
+    def generate(
+        self,
+        prompts: Sequence[Prompt],
+        max_new_tokens: int,
+        *,
+        on_batch: BatchCallback | None = None,
+    ) -> list[Generation]:
         """Greedy generations, computed by the workers."""
-        return self._dispatch("generate", len(prompts), lambda idx: (
-            [prompts[i] for i in idx], max_new_tokens), on_batch)
+        return self._dispatch(
+            "generate",
+            len(prompts),
+            lambda idx: ([prompts[i] for i in idx], max_new_tokens),
+            on_batch,
+        )
 
-    def loglikelihood(self, pairs: Sequence[tuple[Prompt, str]], *,
-                      on_batch: BatchCallback | None = None) -> list[LogLikelihood]:
+    def loglikelihood(
+        self, pairs: Sequence[tuple[Prompt, str]], *, on_batch: BatchCallback | None = None
+    ) -> list[LogLikelihood]:
         """Response log-likelihoods, computed by the workers."""
-        return self._dispatch("loglikelihood", len(pairs), lambda idx: (
-            [pairs[i] for i in idx],), on_batch)
+        return self._dispatch(
+            "loglikelihood", len(pairs), lambda idx: ([pairs[i] for i in idx],), on_batch
+        )
 
-    def _dispatch(self, kind: str, n: int, args_for: Callable[[list[int]], tuple[Any, ...]],
-                  on_batch: BatchCallback | None) -> list[Any]:
+    def _dispatch(
+        self,
+        kind: str,
+        n: int,
+        args_for: Callable[[list[int]], tuple[Any, ...]],
+        on_batch: BatchCallback | None,
+    ) -> list[Any]:
         ray = self._ray
         if n == 0:
             return []
@@ -423,9 +476,11 @@ class RayRunner:
                 self.resubmitted += 1
             else:
                 if fingerprint != self._fingerprint or len(out) != len(shards[k]):
-                    raise RobustnessError(f"a Ray worker for model {self._model.name!r} "
-                                          "answered a shard with another runner identity or "
-                                          "the wrong number of results.")
+                    raise RobustnessError(
+                        f"a Ray worker for model {self._model.name!r} "
+                        "answered a shard with another runner identity or "
+                        "the wrong number of results."
+                    )
                 for position, result in zip(shards[k], out, strict=True):
                     results[position] = result
                 if on_batch is not None:
@@ -434,7 +489,8 @@ class RayRunner:
         if queue:
             raise RobustnessError(
                 f"every Ray worker for model {self._model.name!r} died; the shards that "
-                "finished are in the cache, so running again resumes.")
+                "finished are in the cache, so running again resumes."
+            )
         if error is not None:
             raise error
         return results
@@ -515,24 +571,44 @@ def run_ray(
         cluster_gpus = float(ray.cluster_resources().get("GPU", 0))
         for model in models:
             gpus = default_gpus(model, cluster_gpus) if gpus_per_worker is None else gpus_per_worker
-            options = {"num_cpus": cpus_per_worker, "num_gpus": gpus,
-                       "max_restarts": max_retries, "max_task_retries": max_retries}
-            pool = RayRunner(ray, model, workers=workers, shard_size=shard_size, depth=depth,
-                             options=options, factory=runner_factory)
+            options = {
+                "num_cpus": cpus_per_worker,
+                "num_gpus": gpus,
+                "max_restarts": max_retries,
+                "max_task_retries": max_retries,
+            }
+            pool = RayRunner(
+                ray,
+                model,
+                workers=workers,
+                shard_size=shard_size,
+                depth=depth,
+                options=options,
+                factory=runner_factory,
+            )
             try:
                 chat = uses_chat(pool)
                 asked = CachedRunner(pool, store)
-                rows.extend(answer_rows(asked, variants, model, study=study, seed=seed,
-                                        chat=chat, progress=progress))
+                rows.extend(
+                    answer_rows(
+                        asked, variants, model, study=study, seed=seed, chat=chat, progress=progress
+                    )
+                )
                 if info is not None:
                     entry = info.setdefault(model.name, {})
                     entry["runner"] = pool.identity()
                     entry["chat"] = chat
                     entry["cache"] = asdict(asked.stats)
-                    entry["ray"] = {"address": address or "local", "workers": workers,
-                                    "shard_size": shard_size, "shards": pool.shards,
-                                    "sent": pool.sent, "resubmitted": pool.resubmitted,
-                                    "actors_started": len(pool.actors), "gpus_per_worker": gpus}
+                    entry["ray"] = {
+                        "address": address or "local",
+                        "workers": workers,
+                        "shard_size": shard_size,
+                        "shards": pool.shards,
+                        "sent": pool.sent,
+                        "resubmitted": pool.resubmitted,
+                        "actors_started": len(pool.actors),
+                        "gpus_per_worker": gpus,
+                    }
                     if noise_floor and model.mode == "choice":
                         entry["noise_floor"] = pool.noise_floor(variants, noise_floor, seed, chat)
             finally:

@@ -36,17 +36,26 @@ def agreement_heatmap(items: pd.DataFrame) -> Figure:
     x = items[(items["category"] != "original") & items["c_i"].notna()]
     table = x.pivot_table(index="model", columns="category", values="c_i", aggfunc="mean")
     table = table[category_order(list(table.columns))]
-    fig = Figure(figsize=(1.1 * table.shape[1] + 2.5, 0.55 * table.shape[0] + 1.8),
-                 layout="constrained")
+    fig = Figure(
+        figsize=(1.1 * table.shape[1] + 2.5, 0.55 * table.shape[0] + 1.8), layout="constrained"
+    )
     ax = fig.add_subplot()
     im = ax.imshow(table.to_numpy(float), vmin=0.0, vmax=1.0, cmap="viridis", aspect="auto")
-    ax.set_xticks(range(table.shape[1]), [_plain(c) for c in table.columns], rotation=35,
-                  ha="right")
+    ax.set_xticks(
+        range(table.shape[1]), [_plain(c) for c in table.columns], rotation=35, ha="right"
+    )
     ax.set_yticks(range(table.shape[0]), [_plain(m) for m in table.index])
     for (r, c), v in np.ndenumerate(table.to_numpy(float)):
         if np.isfinite(v):
-            ax.text(c, r, f"{v:.2f}", ha="center", va="center",
-                    color="white" if v < 0.6 else "black", fontsize=8)
+            ax.text(
+                c,
+                r,
+                f"{v:.2f}",
+                ha="center",
+                va="center",
+                color="white" if v < 0.6 else "black",
+                fontsize=8,
+            )
     fig.colorbar(im, ax=ax, label="mean agreement C_i")
     ax.set_title("Agreement by model and perturbation category")
     return fig
@@ -59,8 +68,9 @@ def type_by_category(cells: pd.DataFrame) -> Figure:
     """
     models = list(dict.fromkeys(cells["model"]))
     cats = category_order(list(cells.loc[cells["category"] != "original", "category"]))
-    fig = Figure(figsize=(max(6.0, 0.75 * len(cats) + 2.0), 3.2 * len(models)),
-                 layout="constrained")
+    fig = Figure(
+        figsize=(max(6.0, 0.75 * len(cats) + 2.0), 3.2 * len(models)), layout="constrained"
+    )
     axes = fig.subplots(len(models), 1, squeeze=False)[:, 0]
     for ax, model in zip(axes, models, strict=True):
         sub = cells[cells["model"] == model]
@@ -70,8 +80,15 @@ def type_by_category(cells: pd.DataFrame) -> Figure:
                 continue
             xs = np.arange(len(cats)) + (j - 0.5) * 0.22
             err = np.vstack([d["estimate"] - d["ci_low"], d["ci_high"] - d["estimate"]])
-            ax.errorbar(xs, d["estimate"], yerr=np.nan_to_num(err), fmt="o", color=color,
-                        capsize=3, label=dtype)
+            ax.errorbar(
+                xs,
+                d["estimate"],
+                yerr=np.nan_to_num(err),
+                fmt="o",
+                color=color,
+                capsize=3,
+                label=dtype,
+            )
         ax.set_xticks(range(len(cats)), [_plain(c) for c in cats], rotation=30, ha="right")
         ax.set_ylim(0, 1.05)
         ax.set_ylabel("mean C_i (95% CI)")
@@ -83,8 +100,11 @@ def type_by_category(cells: pd.DataFrame) -> Figure:
 
 def pss_distribution(items: pd.DataFrame, score: str = "answer") -> Figure:
     """Distribution of S_i (ProSA eq. 1) by perturbation category, as box plots."""
-    x = items[(items["score"] == score) & items["s_i"].notna()
-              & ~items["category"].isin(["original", "all"])]
+    x = items[
+        (items["score"] == score)
+        & items["s_i"].notna()
+        & ~items["category"].isin(["original", "all"])
+    ]
     cats = category_order(list(x["category"].unique()))
     fig = Figure(figsize=(max(6.0, 0.8 * len(cats) + 2.0), 3.6), layout="constrained")
     ax = fig.add_subplot()
@@ -105,8 +125,13 @@ def format_accuracy_plot(acc: pd.DataFrame) -> Figure:
     for model, g in acc.groupby("model", sort=True):
         a = np.sort(g["accuracy"].to_numpy(float))
         ax.plot(np.arange(1, a.size + 1), a, marker="o", label=_plain(model))
-        ax.annotate(f"spread {a.max() - a.min():.2f}", (a.size, a[-1]), fontsize=8,
-                    textcoords="offset points", xytext=(4, 0))
+        ax.annotate(
+            f"spread {a.max() - a.min():.2f}",
+            (a.size, a[-1]),
+            fontsize=8,
+            textcoords="offset points",
+            xytext=(4, 0),
+        )
     ax.set_xlabel("prompt format (sorted by accuracy)")
     ax.set_ylabel("accuracy")
     ax.set_ylim(0, 1.05)

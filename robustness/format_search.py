@@ -72,7 +72,6 @@ def format_search(
         specs = [default_spec(pool[int(i)]).with_(format=fmt) for i in idx]
         prompts = [s.messages() if use_chat else s.render() for s in specs]
         scores = runner.score_options(prompts, [list(s.labels) for s in specs])
-        return [float(sc.argmax == pool[int(i)].answer) for sc, i in zip(scores, idx,
-                                                                          strict=True)]
+        return [float(sc.argmax == pool[int(i)].answer) for sc, i in zip(scores, idx, strict=True)]
 
     return thompson_search(evaluate, arms, budget, batch, n_examples=len(pool), seed=seed)

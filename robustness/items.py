@@ -77,9 +77,13 @@ class Item:
     @property
     def is_agree_scale(self) -> bool:
         """True for an ordinal scale whose options speak of agreeing (Likert agreement)."""
-        return self.scale == "ordinal" and all(
-            any(w in o.lower() for w in _AGREE_WORDS) or _is_neutral(o) for o in self.options
-        ) and any("agree" in o.lower() for o in self.options)
+        return (
+            self.scale == "ordinal"
+            and all(
+                any(w in o.lower() for w in _AGREE_WORDS) or _is_neutral(o) for o in self.options
+            )
+            and any("agree" in o.lower() for o in self.options)
+        )
 
     def to_record(self) -> dict[str, Any]:
         """A JSON-able dict in the loaders' schema."""

@@ -68,8 +68,14 @@ def load_items(
         path = Path(raw_path)
         for number, (location, record) in enumerate(_records(path, split), start=1):
             where = f"{path}, {location}"
-            item = _to_item(record, mapping or {}, dataset or path.stem, dataset_type, where,
-                            default_id=f"{path.stem}-{number}")
+            item = _to_item(
+                record,
+                mapping or {},
+                dataset or path.stem,
+                dataset_type,
+                where,
+                default_id=f"{path.stem}-{number}",
+            )
             if item.key in seen:
                 raise ItemError(
                     f"{where}, field 'item_id': {item.item_id!r} of dataset {item.dataset!r} "
@@ -362,9 +368,11 @@ def _answer(value: Any, options: Sequence[str], labels: Sequence[str] | None) ->
     if number is not None:
         if as_text and as_text[0] != number:
             raise ItemFieldError(
-                "answer", f"{value!r} is ambiguous: it is index {number} and also the text of "
+                "answer",
+                f"{value!r} is ambiguous: it is index {number} and also the text of "
                 f"option {as_text[0]}; give the index as a number or map a column of option "
-                "texts")
+                "texts",
+            )
         return number
     if len(text) == 1 and text.isalpha() and text.isascii():
         return ord(text.upper()) - ord("A")

@@ -147,10 +147,30 @@ _AMBIGUOUS = ParsedAnswer(None, None, "ambiguous")
 _NO_LABEL = ParsedAnswer(None, None, "no_label")
 
 GREEK_NAMES = {
-    "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon", "ζ": "zeta",
-    "η": "eta", "θ": "theta", "ι": "iota", "κ": "kappa", "λ": "lambda", "μ": "mu",
-    "ν": "nu", "ξ": "xi", "ο": "omicron", "π": "pi", "ρ": "rho", "σ": "sigma", "τ": "tau",
-    "υ": "upsilon", "φ": "phi", "χ": "chi", "ψ": "psi", "ω": "omega",
+    "α": "alpha",
+    "β": "beta",
+    "γ": "gamma",
+    "δ": "delta",
+    "ε": "epsilon",
+    "ζ": "zeta",
+    "η": "eta",
+    "θ": "theta",
+    "ι": "iota",
+    "κ": "kappa",
+    "λ": "lambda",
+    "μ": "mu",
+    "ν": "nu",
+    "ξ": "xi",
+    "ο": "omicron",
+    "π": "pi",
+    "ρ": "rho",
+    "σ": "sigma",
+    "τ": "tau",
+    "υ": "upsilon",
+    "φ": "phi",
+    "χ": "chi",
+    "ψ": "psi",
+    "ω": "omega",
 }
 # Labels that are also everyday words: counted only in a label context.
 _WORDLIKE = {"a", "i"}
@@ -160,11 +180,24 @@ _WORDLIKE = {"a", "i"}
 _LB = r"(?<![\w°\-])(?<!\w')"
 _RB = r"(?![\w+#°])(?!['\-]\w)(?![.,]\d)(?!\.\w\.)"
 
-_TRANSLATE = str.maketrans({
-    "\u2018": "'", "\u2019": "'", "\u201b": "'", "\u2032": "'", "`": " ", "*": " ",
-    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u00ab": '"', "\u00bb": '"', "\r": "\n",
-    "\u2028": "\n", "\u2029": "\n",
-})
+_TRANSLATE = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201b": "'",
+        "\u2032": "'",
+        "`": " ",
+        "*": " ",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u201e": '"',
+        "\u00ab": '"',
+        "\u00bb": '"',
+        "\r": "\n",
+        "\u2028": "\n",
+        "\u2029": "\n",
+    }
+)
 _SPACES = re.compile(r"[^\S\n]+")
 
 _CLAUSE_BREAK = re.compile(
@@ -180,8 +213,7 @@ _VERDICT_BAD = re.compile(
     r"\s*(?:is|are|would\s+be)\s+(?:not\b|wrong|incorrect|false|a\s+wrong)", re.IGNORECASE
 )
 # What may follow a strict label after an answer cue: the end of the sentence or "because".
-_STRICT_END = re.compile(r"\s*(?:$|[.,;:!?)\]}>\"'\n]|[-–—]\s|(?:because|since)\b)",
-                         re.IGNORECASE)
+_STRICT_END = re.compile(r"\s*(?:$|[.,;:!?)\]}>\"'\n]|[-–—]\s|(?:because|since)\b)", re.IGNORECASE)
 # What may follow a strict label at the opening: nothing more on its line.
 _LINE_END = re.compile(r"[^\S\n]*[.:!]?[^\S\n]*(?:$|\n)")
 # What may follow any other label, or an option text, at the opening: a separator or the end.
@@ -222,8 +254,9 @@ _MODIFIER = re.compile(
 )
 _PUNCT_SKIP = re.compile(r"[\s\"'(\[]*(?:[:=]|[-–—](?=\s))?\s*")
 _CHAIN = re.compile(r"\s*(?:,|/|&|\bor\b|\band\b)\s*(?:(?:option|choice)\s+)?", re.IGNORECASE)
-_LEAD_SKIP = re.compile(r"[\s>•\-\"'#]*(?:(?:option|choice|answer|letter)\s*[:\-]?\s*)?",
-                        re.IGNORECASE)
+_LEAD_SKIP = re.compile(
+    r"[\s>•\-\"'#]*(?:(?:option|choice|answer|letter)\s*[:\-]?\s*)?", re.IGNORECASE
+)
 # "A: <answer>" at the opening is the answer cue of the Q:/A: convention, not label A.
 _QA_CUE = re.compile(r"A\s*:[^\S\n]*(?=\S)")
 _LIST_NUMBER = re.compile(r"[.)](?:\s|$)")
@@ -231,12 +264,57 @@ _ARTICLE = re.compile(r"(?:the|a|an)\s+", re.IGNORECASE)
 _SPACE = re.compile(r"\s+")
 _LINK = re.compile(r"\s*(?:,|/|&|\bor\b|\band\b)\s*", re.IGNORECASE)
 # Option texts so common in prose that a bare mention of them is not an answer.
-_FUNCTION_WORDS = frozenset({
-    "the", "a", "an", "of", "to", "in", "on", "at", "by", "for", "with", "as", "is", "are",
-    "be", "it", "its", "this", "that", "these", "those", "and", "or", "but", "if", "then",
-    "than", "there", "their", "they", "them", "they're", "he", "she", "we", "you", "your",
-    "i", "me", "my", "his", "her", "our", "not", "so", "do", "does",
-})
+_FUNCTION_WORDS = frozenset(
+    {
+        "the",
+        "a",
+        "an",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "for",
+        "with",
+        "as",
+        "is",
+        "are",
+        "be",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "and",
+        "or",
+        "but",
+        "if",
+        "then",
+        "than",
+        "there",
+        "their",
+        "they",
+        "them",
+        "they're",
+        "he",
+        "she",
+        "we",
+        "you",
+        "your",
+        "i",
+        "me",
+        "my",
+        "his",
+        "her",
+        "our",
+        "not",
+        "so",
+        "do",
+        "does",
+    }
+)
 _REFUSAL_RE = re.compile(
     r"\bas\s+an?\s+(?:ai|a\.i\.|artificial\s+intelligence|(?:large\s+)?language\s+model|llm|"
     r"assistant|chatbot|machine|computer\s+program)\b"
@@ -339,14 +417,23 @@ def _compile_labels(labels: tuple[str, ...]) -> _Labels:
         rf"|{_LB}(?P<b>{core}){_RB}",
         re.IGNORECASE,
     )
-    list_line = re.compile(rf"(?m)^[ \t]*[(\[]?[ \t]*(?P<lab>{core})[ \t]*[.)\]:][ \t]+\S",
-                           re.IGNORECASE)
+    list_line = re.compile(
+        rf"(?m)^[ \t]*[(\[]?[ \t]*(?P<lab>{core})[ \t]*[.)\]:][ \t]+\S", re.IGNORECASE
+    )
     inline = re.compile(
         rf"[(\[]\s*(?P<w>{core})\s*[)\]]|{_LB}(?P<p>{core})\)|{_LB}(?P<d>{core})[.:](?= )",
         re.IGNORECASE,
     )
-    return _Labels(lookup, fold, frozenset(strict), frozenset(bare) | frozenset(names), head,
-                   mention, list_line, inline)
+    return _Labels(
+        lookup,
+        fold,
+        frozenset(strict),
+        frozenset(bare) | frozenset(names),
+        head,
+        mention,
+        list_line,
+        inline,
+    )
 
 
 @dataclass(frozen=True)
@@ -395,7 +482,7 @@ def _compile_options(options: tuple[str, ...]) -> _Options:
 
 def _negated(text: str, start: int) -> bool:
     """True when a negation precedes `start` in the same clause ("I do not really agree")."""
-    window = text[max(0, start - 160):start]
+    window = text[max(0, start - 160) : start]
     clause_start = 0
     for m in _CLAUSE_BREAK.finditer(window):
         clause_start = m.end()
@@ -519,13 +606,17 @@ class _Reader:
 
     def is_echo(self) -> bool:
         """True when the answer repeats the option list instead of choosing from it."""
-        listed = {self.labels.position(m.group("lab"))
-                  for m in self.labels.list_line.finditer(self.text)}
+        listed = {
+            self.labels.position(m.group("lab")) for m in self.labels.list_line.finditer(self.text)
+        }
         if len(listed - {None}) >= 2:
             return True
         first_line = self.text.split("\n", 1)[0]
-        inline = {self.labels.position(m.group(m.lastgroup))
-                  for m in self.labels.inline.finditer(first_line) if m.lastgroup}
+        inline = {
+            self.labels.position(m.group(m.lastgroup))
+            for m in self.labels.inline.finditer(first_line)
+            if m.lastgroup
+        }
         return len(inline - {None}) >= 3
 
     def opening(self) -> list[tuple[int, int]]:
@@ -545,7 +636,7 @@ class _Reader:
         # "Paris (B)": an option text followed by a wrapped label names both.
         after = _SPACE.match(self.text, hit[1])
         tail = after.end() if after else hit[1]
-        if self.text[tail:tail + 1] in ("(", "["):
+        if self.text[tail : tail + 1] in ("(", "["):
             heads = self.label_at(tail)
             if heads:
                 return [(hit[0], pos), (heads[0][0], tail)]
@@ -569,19 +660,25 @@ class _Reader:
             if _VERDICT_GOOD.match(text, end):
                 verdicts.append((pos, start))
                 continue
-            if kind == "b" and (surface not in self.labels.exact
-                                or self.labels.is_strict(surface)):
+            if kind == "b" and (surface not in self.labels.exact or self.labels.is_strict(surface)):
                 # A bare word-like label as shown counts when linked to another label:
                 # "A or B", "B, A", "1 and 2".
                 linked = surface in self.labels.exact and (
                     (i > 0 and _LINK.fullmatch(text, found[i - 1][4], start) is not None)
-                    or (i + 1 < len(found)
-                        and _LINK.fullmatch(text, end, found[i + 1][3]) is not None))
+                    or (
+                        i + 1 < len(found)
+                        and _LINK.fullmatch(text, end, found[i + 1][3]) is not None
+                    )
+                )
                 if not linked:
                     continue
-            if kind == "l" and self.labels.is_strict(surface) and not (
-                    _LINE_END.match(text, end)
-                    or self.description_at(end, needs_separator=False)):
+            if (
+                kind == "l"
+                and self.labels.is_strict(surface)
+                and not (
+                    _LINE_END.match(text, end) or self.description_at(end, needs_separator=False)
+                )
+            ):
                 continue  # "1. How does this work?" numbers a line; it is not label 1
             if _VERDICT_BAD.match(text, end) or _negated(text, start):
                 continue
@@ -597,8 +694,11 @@ class _Reader:
                 if m.lastgroup in self.options.weak and not self._quoted(m.start(), m.end()):
                     continue
                 line_start = text.rfind("\n", 0, m.start()) + 1
-                if (m.group().isdigit() and _LIST_NUMBER.match(text, m.end())
-                        and not text[line_start:m.start()].strip()):
+                if (
+                    m.group().isdigit()
+                    and _LIST_NUMBER.match(text, m.end())
+                    and not text[line_start : m.start()].strip()
+                ):
                     continue  # "4. 1" numbers a list line; it does not name option "4"
                 if _VERDICT_BAD.match(text, m.end()) or _negated(text, m.start()):
                     continue

@@ -71,8 +71,10 @@ def perturb(
     options = options or {}
     unused = sorted(set(options) - set(names))
     if unused:
-        raise ValueError(f"parameters were given for {unused[0]!r}, which is not among the "
-                         f"families run ({', '.join(names) or 'none'})")
+        raise ValueError(
+            f"parameters were given for {unused[0]!r}, which is not among the "
+            f"families run ({', '.join(names) or 'none'})"
+        )
     objects = dict(family_objects or {})
     for name in names:
         if name not in objects:

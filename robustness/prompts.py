@@ -96,8 +96,10 @@ class Format:
         return (self.cased(self.answer_descriptor) + self.descriptor_separator).rstrip()
 
     def options_block(self, labels: Sequence[str], options: Sequence[str]) -> str:
-        lines = [self.wrap(lab) + self.label_separator + opt
-                 for lab, opt in zip(labels, options, strict=True)]
+        lines = [
+            self.wrap(lab) + self.label_separator + opt
+            for lab, opt in zip(labels, options, strict=True)
+        ]
         if self.option_layout == "inline":
             body = self.inline_separator.join(lines)
             return self.header(self.options_descriptor, body)
@@ -155,10 +157,15 @@ class PromptSpec:
     def body(self) -> str:
         """Instruction, question and options, without the answer cue."""
         f = self.format
-        data = [f.header(f.question_descriptor, self.question),
-                f.options_block(self.labels, self.options)]
-        parts = [self.instruction, *data] if f.instruction_position == "before" else [
-            *data, self.instruction]
+        data = [
+            f.header(f.question_descriptor, self.question),
+            f.options_block(self.labels, self.options),
+        ]
+        parts = (
+            [self.instruction, *data]
+            if f.instruction_position == "before"
+            else [*data, self.instruction]
+        )
         return f.block_separator.join(p for p in parts if p)
 
     def _exemplar_text(self, ex: Exemplar) -> tuple[str, str]:
@@ -223,8 +230,12 @@ def task_kind(item: Item) -> str:
 
 
 def default_instruction(item: Item) -> str:
-    return {"nominal": INSTRUCTION_NOMINAL, "opinion": INSTRUCTION_OPINION,
-            "agree": INSTRUCTION_AGREE, "ordinal": INSTRUCTION_ORDINAL}[task_kind(item)]
+    return {
+        "nominal": INSTRUCTION_NOMINAL,
+        "opinion": INSTRUCTION_OPINION,
+        "agree": INSTRUCTION_AGREE,
+        "ordinal": INSTRUCTION_ORDINAL,
+    }[task_kind(item)]
 
 
 def default_format(item: Item) -> Format:

@@ -57,8 +57,10 @@ def exemplars_for(
             continue
         rng = family_rng(seed, item, "shots")
         picks = rng.choice(len(pool), size=min(shots, len(pool)), replace=False)
-        exemplars = [Exemplar(pool[int(i)].question, pool[int(i)].options,
-                              int(pool[int(i)].answer)) for i in picks]  # type: ignore[arg-type]
+        exemplars = [
+            Exemplar(pool[int(i)].question, pool[int(i)].options, int(pool[int(i)].answer))
+            for i in picks
+        ]  # type: ignore[arg-type]
         out[item.key] = default_spec(item, exemplars)
     return out
 
@@ -72,14 +74,22 @@ def open_runner(model: ModelConfig) -> Any:
     hf_logging.disable_progress_bar()  # our own progress bars say what is happening
 
     return make_runner(
-        backend=model.backend, model=model.model, dtype=model.dtype, device=model.device,
-        batch_size=model.batch_size, chat=model.chat, **dict(model.options))
+        backend=model.backend,
+        model=model.model,
+        dtype=model.dtype,
+        device=model.device,
+        batch_size=model.batch_size,
+        chat=model.chat,
+        **dict(model.options),
+    )
 
 
 def uses_chat(runner: Any) -> bool:
     """Whether prompts should go to ``runner`` as chat messages (it has a template, not off)."""
-    return bool(getattr(runner, "has_chat_template", False)) and getattr(
-        runner, "chat", "auto") != "never"
+    return (
+        bool(getattr(runner, "has_chat_template", False))
+        and getattr(runner, "chat", "auto") != "never"
+    )
 
 
 def run(
@@ -130,8 +140,11 @@ def run(
             runner = (runners or {}).get(model.name) or open_runner(model)
             chat = uses_chat(runner)
             asked = CachedRunner(runner, store) if store is not None else runner
-            rows.extend(answer_rows(asked, variants, model, study=study, seed=seed, chat=chat,
-                                    progress=progress))
+            rows.extend(
+                answer_rows(
+                    asked, variants, model, study=study, seed=seed, chat=chat, progress=progress
+                )
+            )
             if info is not None:
                 entry = info.setdefault(model.name, {})
                 entry["runner"] = runner.identity() if hasattr(runner, "identity") else {}
@@ -139,22 +152,29 @@ def run(
                 if hasattr(asked, "stats"):
                     entry["cache"] = asdict(asked.stats)
                 if noise_floor and model.mode == "choice":
-                    entry["noise_floor"] = measure_noise_floor(runner, variants, noise_floor,
-                                                               seed, chat)
+                    entry["noise_floor"] = measure_noise_floor(
+                        runner, variants, noise_floor, seed, chat
+                    )
     finally:
         if store is not None:
             store.close()
     return rows_to_table(rows)
 
 
-def measure_noise_floor(runner: Any, variants: Sequence[Variant], k: int, seed: int,
-                        chat: bool) -> dict[str, Any]:
+def measure_noise_floor(
+    runner: Any, variants: Sequence[Variant], k: int, seed: int, chat: bool
+) -> dict[str, Any]:
     """Answer flips from batching and numerics alone (``robustness.runners.noise``)."""
     from robustness.runners.noise import noise_floor
 
     rng = np.random.default_rng(np.random.SeedSequence([seed, 0x4E4F4953]))
-    result = noise_floor(runner, [prompt_for(v, chat) for v in variants],
-                         [list(v.spec.labels) for v in variants], k=k, rng=rng)
+    result = noise_floor(
+        runner,
+        [prompt_for(v, chat) for v in variants],
+        [list(v.spec.labels) for v in variants],
+        k=k,
+        rng=rng,
+    )
     return result.to_dict()
 
 
@@ -163,20 +183,28 @@ def all_study_items(config: StudyConfig) -> list[Item]:
     return load_items(*(config.path(p) for p in config.items)) if config.items else demo_items()
 
 
-def study_items(config: StudyConfig, limit: int | None = None,
-                pool: Sequence[Item] | None = None) -> list[Item]:
+def study_items(
+    config: StudyConfig, limit: int | None = None, pool: Sequence[Item] | None = None
+) -> list[Item]:
     """The items the study asks: ``items_per_dataset`` of each dataset, then the first ``limit``."""
-    items = per_dataset(pool if pool is not None else all_study_items(config),
-                        config.items_per_dataset)
+    items = per_dataset(
+        pool if pool is not None else all_study_items(config), config.items_per_dataset
+    )
     return items[:limit] if limit else items
 
 
-def study_variants(config: StudyConfig, items: Sequence[Item],
-                   pool: Sequence[Item] | None = None) -> list[Variant]:
+def study_variants(
+    config: StudyConfig, items: Sequence[Item], pool: Sequence[Item] | None = None
+) -> list[Variant]:
     """Every variant of the study's items, with exemplars from ``pool`` when ``shots > 0``."""
-    return perturb(items, families=config.families, n=config.n_variants, seed=config.seed,
-                   options=config.perturbations,
-                   base=exemplars_for(items, config.shots, config.seed, pool=pool))
+    return perturb(
+        items,
+        families=config.families,
+        n=config.n_variants,
+        seed=config.seed,
+        options=config.perturbations,
+        base=exemplars_for(items, config.shots, config.seed, pool=pool),
+    )
 
 
 def resolve_model_paths(config: StudyConfig) -> StudyConfig:
@@ -193,8 +221,10 @@ def resolve_model_paths(config: StudyConfig) -> StudyConfig:
             if local.exists():
                 m = replace(m, model=str(local))
             elif path_like:
-                raise StudyError(f"model {m.name!r}: model path {m.model!r} does not exist "
-                                 f"(relative paths are read from {config.base_dir}).")
+                raise StudyError(
+                    f"model {m.name!r}: model path {m.model!r} does not exist "
+                    f"(relative paths are read from {config.base_dir})."
+                )
         models.append(m)
     return replace(config, models=tuple(models))
 
@@ -225,8 +255,10 @@ def run_study(
     pool = all_study_items(config) if items is None else list(items)
     items = study_items(config, limit, pool) if items is None else pool
     if not items:
-        raise StudyError(f"study {config.name!r} has no items to ask (check its item files, "
-                         "items_per_dataset and --limit).")
+        raise StudyError(
+            f"study {config.name!r} has no items to ask (check its item files, "
+            "items_per_dataset and --limit)."
+        )
     variants = study_variants(config, items, pool)
     if not resume:
         for suffix in ("", "-wal", "-shm"):
@@ -236,14 +268,30 @@ def run_study(
     if ray is not None:
         from robustness.distributed import run_ray
 
-        table = run_ray(variants, config.models, cache=config.cache_path,
-                        address=None if ray == "local" else ray, workers=workers,
-                        study=config.name, seed=config.seed, progress=progress, info=info,
-                        noise_floor=noise_floor)
+        table = run_ray(
+            variants,
+            config.models,
+            cache=config.cache_path,
+            address=None if ray == "local" else ray,
+            workers=workers,
+            study=config.name,
+            seed=config.seed,
+            progress=progress,
+            info=info,
+            noise_floor=noise_floor,
+        )
     else:
-        table = run(variants, config.models, cache=config.cache_path, study=config.name,
-                    seed=config.seed, progress=progress, runners=runners,
-                    noise_floor=noise_floor, info=info)
+        table = run(
+            variants,
+            config.models,
+            cache=config.cache_path,
+            study=config.name,
+            seed=config.seed,
+            progress=progress,
+            runners=runners,
+            noise_floor=noise_floor,
+            info=info,
+        )
     meta: dict[str, Any] = {
         "toolkit": "robustness",
         "version": robustness.__version__,

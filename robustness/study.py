@@ -65,14 +65,19 @@ class ModelConfig:
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
-            raise StudyError(f"model {self.name!r}: unknown mode {self.mode!r}; use one of "
-                             f"{', '.join(MODES)}.")
+            raise StudyError(
+                f"model {self.name!r}: unknown mode {self.mode!r}; use one of {', '.join(MODES)}."
+            )
         if self.backend not in BACKENDS:
-            raise StudyError(f"model {self.name!r}: unknown backend {self.backend!r}; use one of "
-                             f"{', '.join(BACKENDS)}.")
+            raise StudyError(
+                f"model {self.name!r}: unknown backend {self.backend!r}; use one of "
+                f"{', '.join(BACKENDS)}."
+            )
         if self.dtype not in DTYPES:
-            raise StudyError(f"model {self.name!r}: unknown dtype {self.dtype!r}; use one of "
-                             f"{', '.join(DTYPES)}.")
+            raise StudyError(
+                f"model {self.name!r}: unknown dtype {self.dtype!r}; use one of "
+                f"{', '.join(DTYPES)}."
+            )
         if int(self.batch_size) < 1 or int(self.max_new_tokens) < 1:
             raise StudyError(f"model {self.name!r}: batch_size and max_new_tokens must be >= 1.")
 
@@ -178,8 +183,9 @@ def study_from_dict(
     fam_params = data.get("perturbations", {})
     for fam in fam_params:
         if fam not in families:
-            raise StudyError(f"{source}: [perturbations.{fam}] names a family the study does "
-                             "not run.")
+            raise StudyError(
+                f"{source}: [perturbations.{fam}] names a family the study does not run."
+            )
     items = study.get("items", [])
     if isinstance(items, str):
         items = [items]
@@ -188,25 +194,38 @@ def study_from_dict(
         models_raw = [models_raw]
     models = []
     for i, m in enumerate(models_raw):
-        _check_keys(f"[[models]] #{i + 1}", {k: v for k, v in m.items() if k != "options"},
-                    _MODEL_KEYS, source)
+        _check_keys(
+            f"[[models]] #{i + 1}",
+            {k: v for k, v in m.items() if k != "options"},
+            _MODEL_KEYS,
+            source,
+        )
         models.append(ModelConfig(**m))
     names = [m.name for m in models]
     if len(set(names)) != len(names):
-        raise StudyError(f"{source}: two [[models]] share the name "
-                         f"{next(n for n in names if names.count(n) > 1)!r}; names must differ.")
-    n_variants, shots, seed, per = (study.get(k, d) for k, d in (
-        ("n_variants", 5), ("shots", 0), ("seed", 0), ("items_per_dataset", 0)))
-    for key, value in (("n_variants", n_variants), ("shots", shots), ("seed", seed),
-                       ("items_per_dataset", per)):
+        raise StudyError(
+            f"{source}: two [[models]] share the name "
+            f"{next(n for n in names if names.count(n) > 1)!r}; names must differ."
+        )
+    n_variants, shots, seed, per = (
+        study.get(k, d)
+        for k, d in (("n_variants", 5), ("shots", 0), ("seed", 0), ("items_per_dataset", 0))
+    )
+    for key, value in (
+        ("n_variants", n_variants),
+        ("shots", shots),
+        ("seed", seed),
+        ("items_per_dataset", per),
+    ):
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise StudyError(f"{source}: [study] {key} must be a whole number >= 0, got "
-                             f"{value!r}.")
+            raise StudyError(f"{source}: [study] {key} must be a whole number >= 0, got {value!r}.")
     name = str(study.get("name", Path(source).stem))
     table = str(output.get("table", f"results/{name}.parquet"))
     if not table.endswith(".parquet"):
-        raise StudyError(f"{source}: [output] table {table!r} must end in .parquet (the table "
-                         "keeps its metadata there; run with --csv for a CSV copy).")
+        raise StudyError(
+            f"{source}: [output] table {table!r} must end in .parquet (the table "
+            "keeps its metadata there; run with --csv for a CSV copy)."
+        )
     import perturbations  # noqa: F401  (registers the families whose parameters are checked)
     from perturbations.base import REGISTRY
 
@@ -214,8 +233,10 @@ def study_from_dict(
         known = REGISTRY[fam].parameters()
         unknown = sorted(set(params) - set(known))
         if unknown:
-            raise StudyError(f"{source}: [perturbations.{fam}] has no parameter "
-                             f"{unknown[0]!r}; it takes {', '.join(sorted(known)) or 'none'}.")
+            raise StudyError(
+                f"{source}: [perturbations.{fam}] has no parameter "
+                f"{unknown[0]!r}; it takes {', '.join(sorted(known)) or 'none'}."
+            )
     return StudyConfig(
         name=name,
         seed=seed,

@@ -104,9 +104,7 @@ def _fail(df: pd.DataFrame, column: str, mask: np.ndarray, what: str) -> None:
         pos = int(bad[0])
         value = df[column].iloc[pos]
         more = f" ({bad.size - 1} more rows like it)" if bad.size > 1 else ""
-        raise TableError(
-            f"column {column!r}, {_where(df, pos)}: {value!r} {what}{more}."
-        )
+        raise TableError(f"column {column!r}, {_where(df, pos)}: {value!r} {what}{more}.")
 
 
 def _coerce_bool(series: pd.Series, column: str, df: pd.DataFrame) -> pd.Series:
@@ -186,8 +184,9 @@ def _coerce_str(series: pd.Series, column: str, df: pd.DataFrame) -> pd.Series:
     present = series.notna().to_numpy()
     if pd.api.types.infer_dtype(values[present], skipna=True) in ("string", "empty"):
         return values.where(present, None)
-    return values.where(present, None).map(lambda v: v if v is None or isinstance(v, str)
-                                            else str(v))
+    return values.where(present, None).map(
+        lambda v: v if v is None or isinstance(v, str) else str(v)
+    )
 
 
 _COERCE = {
@@ -240,13 +239,14 @@ def validate(
     """
     if not isinstance(df, pd.DataFrame):
         raise TableError(f"a long table must be a pandas DataFrame, not {type(df).__name__}.")
-    need = list(required) if required is not None else [
-        c for c in COLUMNS if c not in OPTIONAL_EXTRAS
-    ]
+    need = (
+        list(required) if required is not None else [c for c in COLUMNS if c not in OPTIONAL_EXTRAS]
+    )
     missing = [c for c in need if c not in df.columns]
     if missing:
         raise TableError(
-            "the table is missing column(s) " + ", ".join(repr(c) for c in missing)
+            "the table is missing column(s) "
+            + ", ".join(repr(c) for c in missing)
             + f"; it has {', '.join(map(repr, df.columns))}."
         )
     t = df.reset_index(drop=True) if normalized else normalize(df)
@@ -270,7 +270,8 @@ def validate(
             subj = np.flatnonzero(mine & (t["dataset_type"] == "subjective").to_numpy())[0]
             raise TableError(
                 f"column 'dataset_type': dataset {name!r} is objective in row {obj} but "
-                f"subjective in row {subj}; one dataset has one type.")
+                f"subjective in row {subj}; one dataset has one type."
+            )
     _check_values(t, "mode", MODES)
     _check_values(t, "scale", SCALES)
 
@@ -283,22 +284,27 @@ def validate(
         if "valid" in t.columns:
             valid = t["valid"].fillna(False).to_numpy(dtype=bool)
             _fail(t, "answer", valid & ans.isna().to_numpy(), "is missing on a row marked valid")
-            _fail(t, "answer", ~valid & ans.notna().to_numpy(),
-                  "is set on a row marked invalid (valid=False)")
+            _fail(
+                t,
+                "answer",
+                ~valid & ans.notna().to_numpy(),
+                "is set on a row marked invalid (valid=False)",
+            )
     if "n_options" in t.columns:
-        _fail(t, "n_options", (t["n_options"] < 2).fillna(False).to_numpy(dtype=bool),
-              "is below 2")
+        _fail(t, "n_options", (t["n_options"] < 2).fillna(False).to_numpy(dtype=bool), "is below 2")
     if "gold" in t.columns:
         _fail(t, "gold", (t["gold"] < 0).fillna(False).to_numpy(dtype=bool), "is negative")
         if "dataset_type" in t.columns:
             subjective = (t["dataset_type"] == "subjective").to_numpy()
-            _fail(t, "gold", subjective & t["gold"].notna().to_numpy(),
-                  "is set on a subjective item")
+            _fail(
+                t, "gold", subjective & t["gold"].notna().to_numpy(), "is set on a subjective item"
+            )
     if {"correct", "gold", "answer"} <= set(t.columns):
         both = t["gold"].notna() & t["answer"].notna() & t["correct"].notna()
         wrong = both & ((t["answer"] == t["gold"]) != t["correct"])
-        _fail(t, "correct", wrong.fillna(False).to_numpy(dtype=bool),
-              "disagrees with answer == gold")
+        _fail(
+            t, "correct", wrong.fillna(False).to_numpy(dtype=bool), "disagrees with answer == gold"
+        )
     if "confidence" in t.columns:
         c = t["confidence"]
         _fail(t, "confidence", ((c < 0) | (c > 1 + 1e-6)).to_numpy(), "is not a probability")
@@ -400,8 +406,13 @@ def read_table(path: str | Path, required: Iterable[str] | None = ANALYSIS_COLUM
             # Text columns stay text ("001", "NA", "None" are answers a model may give);
             # only an empty cell is missing.
             text = {c: str for c, col in COLUMNS.items() if col.kind in ("str", "json", "probs")}
-            df = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype=text,
-                             keep_default_na=False, na_values=[""])
+            df = pd.read_csv(
+                path,
+                sep="\t" if suffix == ".tsv" else ",",
+                dtype=text,
+                keep_default_na=False,
+                na_values=[""],
+            )
         else:
             raise TableError(
                 f"{path}: a table must be .parquet or .csv, not {suffix or 'no suffix'!r}."

@@ -23,8 +23,10 @@ def shared_paths() -> list[Path]:
     paths = [SHARED_DATA / f"{name}.jsonl" for name in SHARED_FILES]
     missing = [p for p in paths if not p.exists()]
     if missing:
-        pytest.skip(f"shared data not found at {SHARED_DATA} (a fresh clone has no ../shared); "
-                    "CI provides it")
+        pytest.skip(
+            f"shared data not found at {SHARED_DATA} (a fresh clone has no ../shared); "
+            "CI provides it"
+        )
     return paths
 
 

@@ -40,8 +40,9 @@ def tiny_tokenizer(chat_template: str | None = CHAT_TEMPLATE) -> Any:
     core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     core.decoder = decoders.ByteLevel()
     core.add_special_tokens(SPECIALS)
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=core, eos_token="<|im_end|>",
-                                        pad_token="<|endoftext|>")
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=core, eos_token="<|im_end|>", pad_token="<|endoftext|>"
+    )
     if chat_template is not None:
         tokenizer.chat_template = chat_template
     return tokenizer
@@ -52,11 +53,20 @@ def tiny_model(vocab_size: int, seed: int = 0) -> Any:
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    config = LlamaConfig(vocab_size=vocab_size, hidden_size=48, intermediate_size=96,
-                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                         max_position_embeddings=256, initializer_range=0.2,
-                         tie_word_embeddings=False, bos_token_id=None, eos_token_id=2,
-                         pad_token_id=None)
+    config = LlamaConfig(
+        vocab_size=vocab_size,
+        hidden_size=48,
+        intermediate_size=96,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=256,
+        initializer_range=0.2,
+        tie_word_embeddings=False,
+        bos_token_id=None,
+        eos_token_id=2,
+        pad_token_id=None,
+    )
     with torch.random.fork_rng():
         torch.manual_seed(seed)
         model = LlamaForCausalLM(config)
@@ -69,8 +79,13 @@ def tiny_runner(seed: int = 0, chat_template: str | None = CHAT_TEMPLATE, **kwar
 
     tokenizer = tiny_tokenizer(chat_template)
     kwargs.setdefault("threads", 1)
-    return HFRunner(tiny_model(len(tokenizer), seed), tokenizer, model_id=f"tiny-{seed}",
-                    revision="test", **kwargs)
+    return HFRunner(
+        tiny_model(len(tokenizer), seed),
+        tokenizer,
+        model_id=f"tiny-{seed}",
+        revision="test",
+        **kwargs,
+    )
 
 
 def _unit(text: str, salt: str) -> float:
@@ -85,8 +100,14 @@ class FakeRunner:
 
     backend = "fake"
 
-    def __init__(self, batch_size: int = 4, sleep: float = 0.0, fail_after: int | None = None,
-                 model_id: str = "fake-model", dtype: str = "float32") -> None:
+    def __init__(
+        self,
+        batch_size: int = 4,
+        sleep: float = 0.0,
+        fail_after: int | None = None,
+        model_id: str = "fake-model",
+        dtype: str = "float32",
+    ) -> None:
         self.batch_size = batch_size
         self.sleep = sleep
         self.fail_after = fail_after
@@ -96,8 +117,12 @@ class FakeRunner:
         self.batches_run = 0
 
     def identity(self) -> dict[str, Any]:
-        return {"backend": self.backend, "model_id": self.model_id, "dtype": self.dtype,
-                "batch_size": self.batch_size}
+        return {
+            "backend": self.backend,
+            "model_id": self.model_id,
+            "dtype": self.dtype,
+            "batch_size": self.batch_size,
+        }
 
     def _batched(self, kind: str, texts: Sequence[str], make: Any, on_batch: Any) -> list[Any]:
         self.calls.append((kind, len(texts)))
@@ -106,7 +131,7 @@ class FakeRunner:
         for start in range(0, len(order), self.batch_size):
             if self.fail_after is not None and self.batches_run >= self.fail_after:
                 raise RuntimeError("fake runner failure")
-            batch = order[start:start + self.batch_size]
+            batch = order[start : start + self.batch_size]
             if self.sleep:
                 time.sleep(self.sleep)
             for i in batch:
@@ -116,8 +141,9 @@ class FakeRunner:
                 on_batch(batch, [results[i] for i in batch])
         return results
 
-    def score_options(self, prompts: Sequence[Any], labels: Sequence[Sequence[str]], *,
-                      on_batch: Any = None) -> list[Any]:
+    def score_options(
+        self, prompts: Sequence[Any], labels: Sequence[Sequence[str]], *, on_batch: Any = None
+    ) -> list[Any]:
         from robustness.runners.base import OptionScores
 
         texts = [str(p) for p in prompts]
@@ -125,22 +151,29 @@ class FakeRunner:
         def make(i: int) -> OptionScores:
             raw = [_unit(texts[i], label) + 0.01 for label in labels[i]]
             total = sum(raw)
-            return OptionScores(probs=tuple(r / total for r in raw),
-                                label_logprobs=tuple(math.log(r / 2) for r in raw),
-                                top_prob=max(raw) / 2, top_token=str(labels[i][0]),
-                                latency_ms=1.0)
+            return OptionScores(
+                probs=tuple(r / total for r in raw),
+                label_logprobs=tuple(math.log(r / 2) for r in raw),
+                top_prob=max(raw) / 2,
+                top_token=str(labels[i][0]),
+                latency_ms=1.0,
+            )
 
         return self._batched("score_options", texts, make, on_batch)
 
-    def generate(self, prompts: Sequence[Any], max_new_tokens: int, *,
-                 on_batch: Any = None) -> list[Any]:
+    def generate(
+        self, prompts: Sequence[Any], max_new_tokens: int, *, on_batch: Any = None
+    ) -> list[Any]:
         from robustness.runners.base import Generation
 
         texts = [str(p) for p in prompts]
 
         def make(i: int) -> Generation:
-            return Generation(text=f"answer {_unit(texts[i], 'g'):.6f}"[:max_new_tokens + 7],
-                              n_tokens=2, latency_ms=1.0)
+            return Generation(
+                text=f"answer {_unit(texts[i], 'g'):.6f}"[: max_new_tokens + 7],
+                n_tokens=2,
+                latency_ms=1.0,
+            )
 
         return self._batched("generate", texts, make, on_batch)
 
@@ -177,8 +210,7 @@ def child_main(db: str, n: int, batch_size: int, sleep: float) -> None:
         prompts = child_prompts(n)
         runner.score_options(prompts, [CHILD_LABELS] * n, on_batch=report)
         stats = runner.stats
-        print(f"done hits={stats.hits} misses={stats.misses} calls={stats.model_calls}",
-              flush=True)
+        print(f"done hits={stats.hits} misses={stats.misses} calls={stats.model_calls}", flush=True)
 
 
 if __name__ == "__main__":

@@ -20,8 +20,11 @@ def _starts_segment(prompt: str, start: int, fmt) -> bool:
 
 def _ends_segment(prompt: str, end: int, fmt) -> bool:
     rest = prompt[end:]
-    return rest == "" or rest.startswith("\n") or (
-        fmt.option_layout == "inline" and rest.startswith(fmt.inline_separator))
+    return (
+        rest == ""
+        or rest.startswith("\n")
+        or (fmt.option_layout == "inline" and rest.startswith(fmt.inline_separator))
+    )
 
 
 def labelled_occurrences(variant: Variant, text: str) -> list[str]:

@@ -74,8 +74,9 @@ class ModelServer:
     runs with ``HF_HUB_OFFLINE=1`` and ``TRANSFORMERS_OFFLINE=1`` and ``threads`` torch threads.
     """
 
-    def __init__(self, folder: Path, log: Path, *, threads: int = 1, port: int | None = None
-                 ) -> None:
+    def __init__(
+        self, folder: Path, log: Path, *, threads: int = 1, port: int | None = None
+    ) -> None:
         self.folder = folder
         self.log = log
         self.threads = threads
@@ -93,27 +94,55 @@ class ModelServer:
         return f"http://{LOOPBACK}:{self.port}/v1"
 
     def start(self, timeout: float = 180.0) -> ModelServer:
-        missing = [name for name in ("fastapi", "uvicorn", "openai")
-                   if importlib.util.find_spec(name) is None]
+        missing = [
+            name
+            for name in ("fastapi", "uvicorn", "openai")
+            if importlib.util.find_spec(name) is None
+        ]
         if missing:
-            raise RuntimeError(f"transformers serve needs {', '.join(missing)}: install "
-                               "'transformers[serving]' at the installed transformers version.")
+            raise RuntimeError(
+                f"transformers serve needs {', '.join(missing)}: install "
+                "'transformers[serving]' at the installed transformers version."
+            )
         env = dict(os.environ)
-        env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", OMP_NUM_THREADS=str(self.threads),
-                   OMP_WAIT_POLICY="PASSIVE", TOKENIZERS_PARALLELISM="false")
-        command = [sys.executable, "-m", "transformers.cli.transformers", "serve",
-                   str(self.folder), "--host", LOOPBACK, "--port", str(self.port),
-                   "--device", "cpu", "--log-level", "warning"]
+        env.update(
+            HF_HUB_OFFLINE="1",
+            TRANSFORMERS_OFFLINE="1",
+            OMP_NUM_THREADS=str(self.threads),
+            OMP_WAIT_POLICY="PASSIVE",
+            TOKENIZERS_PARALLELISM="false",
+        )
+        command = [
+            sys.executable,
+            "-m",
+            "transformers.cli.transformers",
+            "serve",
+            str(self.folder),
+            "--host",
+            LOOPBACK,
+            "--port",
+            str(self.port),
+            "--device",
+            "cpu",
+            "--log-level",
+            "warning",
+        ]
         started = time.monotonic()
         with self.log.open("ab") as log:
-            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
-                                            stdin=subprocess.DEVNULL, env=env,
-                                            start_new_session=True)
+            self.process = subprocess.Popen(
+                command,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=env,
+                start_new_session=True,
+            )
         deadline = started + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"transformers serve exited with {self.process.returncode}:"
-                                   f"\n{self.log_tail()}")
+                raise RuntimeError(
+                    f"transformers serve exited with {self.process.returncode}:\n{self.log_tail()}"
+                )
             try:
                 status, _ = get_json(f"http://{LOOPBACK}:{self.port}/health", timeout=1.0)
                 if status == 200:
@@ -126,8 +155,9 @@ class ModelServer:
                 pass
             time.sleep(0.2)
         self.stop()
-        raise RuntimeError(f"transformers serve did not answer within {timeout:.0f} s:\n"
-                           f"{self.log_tail()}")
+        raise RuntimeError(
+            f"transformers serve did not answer within {timeout:.0f} s:\n{self.log_tail()}"
+        )
 
     def log_tail(self, n: int = 4000) -> str:
         try:
@@ -231,9 +261,15 @@ class FaultProxy:
     Counters: ``posts`` received, ``forwarded``, ``faults`` injected by kind, ``authorized``.
     """
 
-    def __init__(self, upstream: str, *, plan: Plan | None = None,
-                 rewrite: Rewrite | None = None, fail_after: int | None = None,
-                 expect_key: str | None = None) -> None:
+    def __init__(
+        self,
+        upstream: str,
+        *,
+        plan: Plan | None = None,
+        rewrite: Rewrite | None = None,
+        fail_after: int | None = None,
+        expect_key: str | None = None,
+    ) -> None:
         self.upstream = upstream
         self.plan = plan
         self.rewrite = rewrite
@@ -262,8 +298,9 @@ class FaultProxy:
                 body = self.rfile.read(length)
                 fault, authorized = proxy._admit(body, self.headers.get("Authorization"))
                 if not authorized:
-                    echoed = json.dumps({"error": {"message": "bad key: "
-                                                   f"{self.headers.get('Authorization')}"}})
+                    echoed = json.dumps(
+                        {"error": {"message": f"bad key: {self.headers.get('Authorization')}"}}
+                    )
                     self._answer(401, echoed.encode())
                     return
                 if fault is not None and fault.kind == "drop":
@@ -281,12 +318,14 @@ class FaultProxy:
                     self.close_connection = True
                     return
                 if proxy.rewrite is not None and status == 200:
-                    answer = json.dumps(proxy.rewrite(self.path, json.loads(body),
-                                                      json.loads(answer))).encode()
+                    answer = json.dumps(
+                        proxy.rewrite(self.path, json.loads(body), json.loads(answer))
+                    ).encode()
                 self._answer(status, answer)
 
-            def _answer(self, status: int, body: bytes,
-                        extra: dict[str, str] | None = None) -> None:
+            def _answer(
+                self, status: int, body: bytes, extra: dict[str, str] | None = None
+            ) -> None:
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
@@ -301,8 +340,9 @@ class FaultProxy:
         self.server = ThreadingHTTPServer((LOOPBACK, 0), Handler)
         self.server.daemon_threads = True
         self.port = int(self.server.server_address[1])
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True,
-                                       name="fault-proxy")
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, daemon=True, name="fault-proxy"
+        )
 
     @property
     def base_url(self) -> str:
@@ -318,8 +358,7 @@ class FaultProxy:
             key = hashlib.sha256(body).hexdigest()
             self.arrivals[key] = attempt = self.arrivals.get(key, 0) + 1
             fault = self.plan(body, attempt) if self.plan is not None else None
-            if fault is None and self.fail_after is not None and self.forwarded >= \
-                    self.fail_after:
+            if fault is None and self.fail_after is not None and self.forwarded >= self.fail_after:
                 fault = Fault("status", status=503)
             if fault is None or fault.kind in ("delay", "lose"):
                 self.forwarded += 1

@@ -18,9 +18,18 @@ def table(rows):
     for model, item, dtype, cat, ans in rows:
         k = counter.setdefault((model, item, cat), 0)
         counter[(model, item, cat)] = k + 1
-        out.append({"model": model, "dataset": "d_" + dtype, "dataset_type": dtype,
-                    "item_id": item, "category": cat, "variant_id": f"{cat}/{k}",
-                    "answer": ans, "valid": ans is not None})
+        out.append(
+            {
+                "model": model,
+                "dataset": "d_" + dtype,
+                "dataset_type": dtype,
+                "item_id": item,
+                "category": cat,
+                "variant_id": f"{cat}/{k}",
+                "answer": ans,
+                "valid": ans is not None,
+            }
+        )
     df = pd.DataFrame(out)
     df["answer"] = df["answer"].astype("Int64")
     return df
@@ -33,8 +42,10 @@ def group(res, item, cat, model="m"):
 
 
 def test_c_i_counts_only_valid_variants():
-    t = table([("m", "q", "objective", "original", 2)]
-              + [("m", "q", "objective", "paraphrase", a) for a in (2, 2, None, 0)])
+    t = table(
+        [("m", "q", "objective", "original", 2)]
+        + [("m", "q", "objective", "paraphrase", a) for a in (2, 2, None, 0)]
+    )
     r = group(item_agreement(t), "q", "paraphrase")
     assert r.n_valid == 3 and r.n_invalid == 1
     assert r.c_i == pytest.approx(2 / 3)
@@ -42,8 +53,10 @@ def test_c_i_counts_only_valid_variants():
 
 
 def test_tie_goes_to_the_original_answer_when_it_is_a_mode():
-    t = table([("m", "q", "objective", "original", 2)]
-              + [("m", "q", "objective", "framing", a) for a in (1, 2, 1, 2)])
+    t = table(
+        [("m", "q", "objective", "original", 2)]
+        + [("m", "q", "objective", "framing", a) for a in (1, 2, 1, 2)]
+    )
     r = group(item_agreement(t), "q", "framing")
     assert r.tie and r.n_modes == 2 and r.c_i == 0.5
     assert r.majority == 2  # not the smallest mode (1)
@@ -52,8 +65,10 @@ def test_tie_goes_to_the_original_answer_when_it_is_a_mode():
 
 
 def test_tie_goes_to_the_smallest_index_otherwise():
-    t = table([("m", "q", "objective", "original", 0)]
-              + [("m", "q", "objective", "framing", a) for a in (3, 1, 3, 1)])
+    t = table(
+        [("m", "q", "objective", "original", 0)]
+        + [("m", "q", "objective", "framing", a) for a in (3, 1, 3, 1)]
+    )
     r = group(item_agreement(t), "q", "framing")
     assert r.tie and r.majority == 1
     rows = agreement_rows(t)
@@ -61,30 +76,38 @@ def test_tie_goes_to_the_smallest_index_otherwise():
 
 
 def test_tie_with_invalid_original_uses_smallest_index():
-    t = table([("m", "q", "subjective", "original", None)]
-              + [("m", "q", "subjective", "framing", a) for a in (4, 2, 4, 2)])
+    t = table(
+        [("m", "q", "subjective", "original", None)]
+        + [("m", "q", "subjective", "framing", a) for a in (4, 2, 4, 2)]
+    )
     r = group(item_agreement(t), "q", "framing")
     assert r.majority == 2 and pd.isna(r.original_answer)
 
 
 def test_three_way_tie_and_original_among_modes():
-    t = table([("m", "q", "objective", "original", 3)]
-              + [("m", "q", "objective", "spelling_noise", a) for a in (0, 3, 2)])
+    t = table(
+        [("m", "q", "objective", "original", 3)]
+        + [("m", "q", "objective", "spelling_noise", a) for a in (0, 3, 2)]
+    )
     r = group(item_agreement(t), "q", "spelling_noise")
     assert r.n_modes == 3 and r.majority == 3 and r.c_i == pytest.approx(1 / 3)
 
 
 def test_original_majority_uses_smallest_on_its_own_tie():
-    t = table([("m", "q", "objective", "original", a) for a in (2, 1)]
-              + [("m", "q", "objective", "formatting", a) for a in (2, 1)])
+    t = table(
+        [("m", "q", "objective", "original", a) for a in (2, 1)]
+        + [("m", "q", "objective", "formatting", a) for a in (2, 1)]
+    )
     res = item_agreement(t)
     assert group(res, "q", "original").majority == 1
     assert group(res, "q", "formatting").majority == 1
 
 
 def test_all_invalid_set_has_no_agreement():
-    t = table([("m", "q", "objective", "original", 1)]
-              + [("m", "q", "objective", "formatting", None) for _ in range(3)])
+    t = table(
+        [("m", "q", "objective", "original", 1)]
+        + [("m", "q", "objective", "formatting", None) for _ in range(3)]
+    )
     r = group(item_agreement(t), "q", "formatting")
     assert r.n_valid == 0 and np.isnan(r.c_i) and pd.isna(r.majority)
     rows = agreement_rows(t)
@@ -92,9 +115,11 @@ def test_all_invalid_set_has_no_agreement():
 
 
 def test_groups_are_per_model_and_item():
-    t = table([("a", "q", "objective", "paraphrase", x) for x in (0, 0, 1)]
-              + [("b", "q", "objective", "paraphrase", x) for x in (1, 1, 1)]
-              + [("a", "r", "objective", "paraphrase", x) for x in (2, 3, 3)])
+    t = table(
+        [("a", "q", "objective", "paraphrase", x) for x in (0, 0, 1)]
+        + [("b", "q", "objective", "paraphrase", x) for x in (1, 1, 1)]
+        + [("a", "r", "objective", "paraphrase", x) for x in (2, 3, 3)]
+    )
     res = item_agreement(t)
     assert group(res, "q", "paraphrase", "a").c_i == pytest.approx(2 / 3)
     assert group(res, "q", "paraphrase", "b").c_i == 1.0
@@ -102,8 +127,10 @@ def test_groups_are_per_model_and_item():
 
 
 def test_flip_rate_against_the_original_answer():
-    t = table([("m", "q", "objective", "original", 0)]
-              + [("m", "q", "objective", "option_order", a) for a in (0, 1, 1, None)])
+    t = table(
+        [("m", "q", "objective", "original", 0)]
+        + [("m", "q", "objective", "option_order", a) for a in (0, 1, 1, None)]
+    )
     r = flip_rate(t).iloc[0]
     assert r.category == "option_order"
     assert (r.n_valid, r.n_flipped) == (3, 2)
@@ -112,8 +139,10 @@ def test_flip_rate_against_the_original_answer():
 
 
 def test_flip_rate_is_nan_without_a_valid_original():
-    t = table([("m", "q", "objective", "original", None)]
-              + [("m", "q", "objective", "option_order", a) for a in (0, 1)])
+    t = table(
+        [("m", "q", "objective", "original", None)]
+        + [("m", "q", "objective", "option_order", a) for a in (0, 1)]
+    )
     assert np.isnan(flip_rate(t).iloc[0].flip_rate)
 
 
@@ -147,10 +176,8 @@ def test_agreement_table_by_model_has_a_block_per_model():
 
 
 def test_synthetic_knob_moves_agreement():
-    lo = synthetic_table(models=2, n_items=30, seed=5,
-                         stability={("subjective", "framing"): 0.3})
-    hi = synthetic_table(models=2, n_items=30, seed=5,
-                         stability={("subjective", "framing"): 0.99})
+    lo = synthetic_table(models=2, n_items=30, seed=5, stability={("subjective", "framing"): 0.3})
+    hi = synthetic_table(models=2, n_items=30, seed=5, stability={("subjective", "framing"): 0.99})
     a = agreement_table(lo).set_index("category").loc["framing", "subjective"]
     b = agreement_table(hi).set_index("category").loc["framing", "subjective"]
     assert b > a + 0.2
@@ -191,11 +218,18 @@ def test_item_with_two_dataset_types_is_refused():
 
 
 def test_a_set_with_one_answer_has_no_agreement_and_no_agree_flag():
-    t = pd.DataFrame({"model": "m", "dataset": "d", "dataset_type": "subjective",
-                      "item_id": "s1", "category": ["original", "option_order", "framing",
-                                                    "framing"],
-                      "variant_id": ["o/0", "option_order/0", "f/0", "f/1"],
-                      "answer": [0, 3, 1, 1], "valid": True})
+    t = pd.DataFrame(
+        {
+            "model": "m",
+            "dataset": "d",
+            "dataset_type": "subjective",
+            "item_id": "s1",
+            "category": ["original", "option_order", "framing", "framing"],
+            "variant_id": ["o/0", "option_order/0", "f/0", "f/1"],
+            "answer": [0, 3, 1, 1],
+            "valid": True,
+        }
+    )
     res = item_agreement(t).set_index("category")
     assert np.isnan(res.loc["option_order", "c_i"]) and res.loc["option_order", "n_valid"] == 1
     assert res.loc["framing", "c_i"] == 1.0

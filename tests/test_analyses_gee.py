@@ -34,23 +34,31 @@ def small_fit(small):
 def test_formula_terms_in_r_order():
     f = parse_formula("agree ~ model + dataset_type * category + category:model")
     assert f.response == "agree"
-    assert f.labels == ["model", "dataset_type", "category", "dataset_type:category",
-                        "model:category"]
+    assert f.labels == [
+        "model",
+        "dataset_type",
+        "category",
+        "dataset_type:category",
+        "model:category",
+    ]
     assert parse_formula("y ~ (a + b):c").labels == ["a:c", "b:c"]
     assert parse_formula("y ~ a * b - a:b").labels == ["a", "b"]
     assert parse_formula("y ~ a*b*c").labels == ["a", "b", "c", "a:b", "a:c", "b:c", "a:b:c"]
     assert parse_formula("y ~ 1 + a").labels == ["a"]
 
 
-@pytest.mark.parametrize(("text", "needle"), [
-    ("agree model", "response ~ terms"),
-    ("agree ~ model - 1", "intercept"),
-    ("agree ~ 0 + model", "intercept"),
-    ("agree ~ model + ", "missing"),
-    ("agree ~ model ^ 2", "'\\^'"),
-    ("agree ~ (model + category", "parenthesis"),
-    ("agree ~ agree + model", "also a term"),
-])
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("agree model", "response ~ terms"),
+        ("agree ~ model - 1", "intercept"),
+        ("agree ~ 0 + model", "intercept"),
+        ("agree ~ model + ", "missing"),
+        ("agree ~ model ^ 2", "'\\^'"),
+        ("agree ~ (model + category", "parenthesis"),
+        ("agree ~ agree + model", "also a term"),
+    ],
+)
 def test_formula_errors_say_what(text, needle):
     with pytest.raises(FormulaError, match=needle):
         parse_formula(text)
@@ -64,8 +72,10 @@ def test_design_codes_like_model_matrix():
     lev = {"a": ["p", "q", "r"], "b": ["u", "v"]}
     x, names, term_of = build_design(parse_formula("y ~ a * b"), rows, lev, "treatment")
     assert names == ("(Intercept)", "aq", "ar", "bv", "aq:bv", "ar:bv")
-    expected = np.array([[1, 0, 0, 0, 0, 0], [1, 1, 0, 0, 0, 0], [1, 0, 1, 1, 0, 1],
-                         [1, 0, 0, 1, 0, 0]], dtype=float)
+    expected = np.array(
+        [[1, 0, 0, 0, 0, 0], [1, 1, 0, 0, 0, 0], [1, 0, 1, 1, 0, 1], [1, 0, 0, 1, 0, 0]],
+        dtype=float,
+    )
     np.testing.assert_array_equal(x, expected)
     assert term_of == (-1, 0, 0, 1, 2, 2)
     xs, names_s, _ = build_design(parse_formula("y ~ a * b"), rows, lev, "sum")
@@ -103,9 +113,13 @@ def _statsmodels_fit(table, cluster):
     d = d.sort_values("clu", kind="stable")
     for c in ("model", "dataset_type", "category"):
         d[c] = d[c].astype(object)
-    model = smf.gee("agree ~ model + dataset_type * category + model:category", groups="clu",
-                    data=d, family=sm.families.Binomial(),
-                    cov_struct=sm.cov_struct.Exchangeable())
+    model = smf.gee(
+        "agree ~ model + dataset_type * category + model:category",
+        groups="clu",
+        data=d,
+        family=sm.families.Binomial(),
+        cov_struct=sm.cov_struct.Exchangeable(),
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = model.fit(ctol=1e-13, maxiter=200, ddof_scale=0)
@@ -125,9 +139,15 @@ def test_gee_equals_statsmodels(small, cluster):
 def test_sum_coding_is_the_same_fit(small_fit):
     # The intercept of sum coding is the mean of the cell logits over the full factorial grid.
     fit = small_fit
-    grid = pd.DataFrame([(m, t, c) for m in fit.levels["model"]
-                         for t in fit.levels["dataset_type"] for c in fit.levels["category"]],
-                        columns=["model", "dataset_type", "category"])
+    grid = pd.DataFrame(
+        [
+            (m, t, c)
+            for m in fit.levels["model"]
+            for t in fit.levels["dataset_type"]
+            for c in fit.levels["category"]
+        ],
+        columns=["model", "dataset_type", "category"],
+    )
     x, names, _ = build_design(parse_formula(fit.formula), grid, fit.levels, "treatment")
     eta = x[:, [names.index(n) for n in fit.params.index]] @ fit.params.to_numpy()
     assert fit.params_sum["(Intercept)"] == pytest.approx(eta.mean(), rel=1e-10)
@@ -138,17 +158,18 @@ def test_sum_coding_is_the_same_fit(small_fit):
 
 def test_wald_statistics_by_hand():
     beta = np.array([0.5, 1.0, -2.0, 0.3])
-    cov = np.array([[0.2, 0.01, 0, 0], [0.01, 0.5, 0.1, 0.05], [0, 0.1, 0.4, 0.02],
-                    [0, 0.05, 0.02, 0.3]])
+    cov = np.array(
+        [[0.2, 0.01, 0, 0], [0.01, 0.5, 0.1, 0.05], [0, 0.1, 0.4, 0.02], [0, 0.05, 0.02, 0.3]]
+    )
     term_of = [-1, 0, 0, 1]  # a (2 columns), a:b (1 column)
     w3 = wald_type3(beta, cov, term_of, ["a", "a:b"]).set_index("term")
     b, v = beta[1:3], cov[1:3, 1:3]
     assert w3.loc["a", "chi2"] == pytest.approx(b @ np.linalg.inv(v) @ b)
-    assert w3.loc["(Intercept)", "chi2"] == pytest.approx(0.5 ** 2 / 0.2)
+    assert w3.loc["(Intercept)", "chi2"] == pytest.approx(0.5**2 / 0.2)
     assert w3.loc["a:b", "df"] == 1
     w2 = wald_type2(beta, cov, term_of, [("a",), ("a", "b")]).set_index("term")
     full = wald_statistic(beta, cov, [1, 2, 3])
-    assert w2.loc["a", "chi2"] == pytest.approx(full - 0.3 ** 2 / 0.3)
+    assert w2.loc["a", "chi2"] == pytest.approx(full - 0.3**2 / 0.3)
     assert w2.loc["a", "df"] == 2
     # car's construction: test a's columns made V-orthogonal to a:b's (Georges Monette's
     # conjugate complement), written out independently.
@@ -163,12 +184,21 @@ def test_wald_statistics_by_hand():
 def test_wald_tables_name_terms_as_the_formula(small_fit):
     w2, w3 = small_fit.wald(2), small_fit.wald(3)
     assert list(w2.columns) == ["term", "df", "chi2", "p_value"]
-    assert w2.term.tolist() == ["model", "dataset_type", "category", "dataset_type:category",
-                                "model:category"]
+    assert w2.term.tolist() == [
+        "model",
+        "dataset_type",
+        "category",
+        "dataset_type:category",
+        "model:category",
+    ]
     assert w3.term.tolist()[0] == "(Intercept)"
-    assert w2.set_index("term").df.to_dict() == {"model": 2, "dataset_type": 1, "category": 7,
-                                                  "dataset_type:category": 7,
-                                                  "model:category": 14}
+    assert w2.set_index("term").df.to_dict() == {
+        "model": 2,
+        "dataset_type": 1,
+        "category": 7,
+        "dataset_type:category": 7,
+        "model:category": 14,
+    }
     # the highest-order terms have no relatives: Type II equals Type III there
     a, b = w2.set_index("term"), w3.set_index("term")
     assert a.loc["model:category", "chi2"] == pytest.approx(b.loc["model:category", "chi2"])
@@ -184,11 +214,13 @@ def test_separated_cell_is_named_dropped_and_the_fit_stays_finite(small):
     fit = gee(r)
     sep = fit.separation
     assert sep[["term", "cell", "value"]].values.tolist() == [
-        ["model:category", "model=model_2, category=formatting", 1]]
+        ["model:category", "model=model_2, category=formatting", 1]
+    ]
     assert sep.n_rows.iloc[0] == int(hit.sum())
     assert any("separation" in n and "model_2" in n for n in fit.notes)
-    assert fit.n_obs == int((r.valid.astype(bool) & (r.category != "original")
-                             & r.agree.notna()).sum() - hit.sum())
+    assert fit.n_obs == int(
+        (r.valid.astype(bool) & (r.category != "original") & r.agree.notna()).sum() - hit.sum()
+    )
     assert np.isfinite(fit.bse).all() and (fit.bse > 1e-3).all()
     assert fit.wald(2).set_index("term").loc["model:category", "df"] == 13
     with pytest.raises(TableError, match="model=model_2, category=formatting"):
@@ -236,25 +268,38 @@ def test_marginal_means_by_hand(small_fit):
     mm = fit.marginal_means().set_index(["dataset_type", "category"])
     b = fit.params
     # objective x formatting is the reference cell: logit = intercept + model effect
-    logits = [b["(Intercept)"], b["(Intercept)"] + b["modelmodel_2"],
-              b["(Intercept)"] + b["modelmodel_3"]]
+    logits = [
+        b["(Intercept)"],
+        b["(Intercept)"] + b["modelmodel_2"],
+        b["(Intercept)"] + b["modelmodel_3"],
+    ]
     assert mm.loc[("objective", "formatting"), "estimate"] == pytest.approx(
-        np.mean(expit(logits)), rel=1e-12)
+        np.mean(expit(logits)), rel=1e-12
+    )
     # delta method against a numeric gradient
     names = list(b.index)
 
     def m_of(beta):
         bb = pd.Series(beta, index=names)
-        ls = [bb["(Intercept)"] + bb["dataset_typesubjective"] + bb["categoryframing"]
-              + bb["dataset_typesubjective:categoryframing"] + add
-              for add in (0.0, bb["modelmodel_2"] + bb["modelmodel_2:categoryframing"],
-                          bb["modelmodel_3"] + bb["modelmodel_3:categoryframing"])]
+        ls = [
+            bb["(Intercept)"]
+            + bb["dataset_typesubjective"]
+            + bb["categoryframing"]
+            + bb["dataset_typesubjective:categoryframing"]
+            + add
+            for add in (
+                0.0,
+                bb["modelmodel_2"] + bb["modelmodel_2:categoryframing"],
+                bb["modelmodel_3"] + bb["modelmodel_3:categoryframing"],
+            )
+        ]
         return np.mean(expit(ls))
 
     beta = b.to_numpy()
     h = 1e-6
-    grad = np.array([(m_of(beta + h * e) - m_of(beta - h * e)) / (2 * h)
-                     for e in np.eye(beta.size)])
+    grad = np.array(
+        [(m_of(beta + h * e) - m_of(beta - h * e)) / (2 * h) for e in np.eye(beta.size)]
+    )
     se = np.sqrt(grad @ fit.cov.to_numpy() @ grad)
     row = mm.loc[("subjective", "framing")]
     assert row.estimate == pytest.approx(m_of(beta), rel=1e-12)
@@ -267,8 +312,10 @@ def test_contrasts_holm_by_hand(small_fit):
     c = small_fit.contrasts()
     mm = small_fit.marginal_means().set_index(["dataset_type", "category"])
     first = c.iloc[0]
-    assert first.difference == pytest.approx(mm.loc[("objective", first.category), "estimate"]
-                                             - mm.loc[("subjective", first.category), "estimate"])
+    assert first.difference == pytest.approx(
+        mm.loc[("objective", first.category), "estimate"]
+        - mm.loc[("subjective", first.category), "estimate"]
+    )
     p = c.p_value.to_numpy()
     order = np.argsort(p)
     m = p.size

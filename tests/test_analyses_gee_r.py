@@ -48,11 +48,14 @@ def _compare(ref: pd.DataFrame, cluster: str) -> dict[str, float]:
     w2, w3 = fit.wald(2).set_index("term"), fit.wald(3).set_index("term")
     se_sum = pd.Series(np.sqrt(np.diag(fit.cov_sum.to_numpy())), index=fit.params_sum.index)
     pairs = {
-        "coef_treatment": fit.params, "se_treatment": fit.bse,
-        "coef_sum": fit.params_sum, "se_sum": se_sum,
+        "coef_treatment": fit.params,
+        "se_treatment": fit.bse,
+        "coef_sum": fit.params_sum,
+        "se_sum": se_sum,
         "alpha": pd.Series([fit.alpha], index=[""]),
         "scale": pd.Series([fit.scale], index=[""]),
-        "wald2_chi2": w2.chi2, "wald3_chi2": w3.chi2,
+        "wald2_chi2": w2.chi2,
+        "wald3_chi2": w3.chi2,
     }
     worst = {}
     for q, mine in pairs.items():
@@ -82,11 +85,17 @@ def test_matches_committed_geepack_reference(cluster):
 def _r_status() -> str | None:
     if shutil.which("Rscript") is None:
         return "Rscript is not installed (make sysdeps installs r-base-core, geepack and car)"
-    probe = subprocess.run(["Rscript", "-e", "library(geepack); library(car)"],
-                           capture_output=True, text=True, timeout=120)
+    probe = subprocess.run(
+        ["Rscript", "-e", "library(geepack); library(car)"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     if probe.returncode != 0:
-        return "R is installed but geepack or car is missing (apt-get install r-cran-geepack " \
-               "r-cran-car)"
+        return (
+            "R is installed but geepack or car is missing (apt-get install r-cran-geepack "
+            "r-cran-car)"
+        )
     return None
 
 
@@ -96,8 +105,9 @@ def test_live_refit_with_r_matches(tmp_path):
     if reason:
         pytest.skip(reason)
     out = tmp_path / "ref.csv"
-    run = subprocess.run(["Rscript", str(SCRIPT), str(TABLE), str(out)], capture_output=True,
-                         text=True, timeout=600)
+    run = subprocess.run(
+        ["Rscript", str(SCRIPT), str(TABLE), str(out)], capture_output=True, text=True, timeout=600
+    )
     assert run.returncode == 0, run.stderr
     live = _read_reference(out)
     for cluster in ("item", "model_item"):

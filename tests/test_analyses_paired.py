@@ -25,21 +25,32 @@ def sets_table(pattern):
     for item, cats in pattern.items():
         for cat, consistent in cats.items():
             for v, a in enumerate((1, 1) if consistent else (1, 2)):
-                rows.append({"model": "m", "dataset": "d", "dataset_type": "objective",
-                             "item_id": item, "category": cat, "variant_id": f"{cat}/{v}",
-                             "answer": a, "valid": True})
+                rows.append(
+                    {
+                        "model": "m",
+                        "dataset": "d",
+                        "dataset_type": "objective",
+                        "item_id": item,
+                        "category": cat,
+                        "variant_id": f"{cat}/{v}",
+                        "answer": a,
+                        "valid": True,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
 def test_cochran_q_by_hand():
-    pattern = {"i1": {"a": True, "b": False, "c": False},
-               "i2": {"a": True, "b": True, "c": False},
-               "i3": {"a": True, "b": False, "c": True},
-               "i4": {"a": True, "b": True, "c": True},
-               "i5": {"a": False, "b": False, "c": False}}
+    pattern = {
+        "i1": {"a": True, "b": False, "c": False},
+        "i2": {"a": True, "b": True, "c": False},
+        "i3": {"a": True, "b": False, "c": True},
+        "i4": {"a": True, "b": True, "c": True},
+        "i5": {"a": False, "b": False, "c": False},
+    }
     x = np.array([[1, 0, 0], [1, 1, 0], [1, 0, 1], [1, 1, 1], [0, 0, 0]])
     k, col, row, n = 3, x.sum(0), x.sum(1), x.sum()
-    q = (k - 1) * (k * (col ** 2).sum() - n ** 2) / (k * n - (row ** 2).sum())
+    q = (k - 1) * (k * (col**2).sum() - n**2) / (k * n - (row**2).sum())
     res = cochran_q(sets_table(pattern)).iloc[0]
     assert res["q"] == pytest.approx(q)
     assert res["dof"] == 2 and res["n_items"] == 5
@@ -48,8 +59,7 @@ def test_cochran_q_by_hand():
 
 
 def test_cochran_drops_incomplete_items():
-    pattern = {"i1": {"a": True, "b": False}, "i2": {"a": True, "b": True},
-               "i3": {"a": False}}
+    pattern = {"i1": {"a": True, "b": False}, "i2": {"a": True, "b": True}, "i3": {"a": False}}
     res = cochran_q(sets_table(pattern)).iloc[0]
     assert res["n_items"] == 2 and res["n_items_dropped"] == 1
 
@@ -58,10 +68,19 @@ def mc_table(a_correct, b_correct):
     rows = []
     for model, flags in (("A", a_correct), ("B", b_correct)):
         for k, ok in enumerate(flags):
-            rows.append({"model": model, "dataset": "d", "dataset_type": "objective",
-                         "item_id": f"q{k // 2}", "category": "paraphrase",
-                         "variant_id": f"p/{k % 2}", "answer": 0 if ok else 1, "gold": 0,
-                         "valid": True})
+            rows.append(
+                {
+                    "model": model,
+                    "dataset": "d",
+                    "dataset_type": "objective",
+                    "item_id": f"q{k // 2}",
+                    "category": "paraphrase",
+                    "variant_id": f"p/{k % 2}",
+                    "answer": 0 if ok else 1,
+                    "gold": 0,
+                    "valid": True,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -88,8 +107,11 @@ def test_mcnemar_skips_invalid_rows_and_groups_by_category():
     t = synthetic_table(models=2, n_items=10, n_variants=2, seed=3)
     out = mcnemar(t, "model_1", "model_2", by=["category"])
     assert len(out) == 9
-    both_valid = (t[t.model == "model_1"].valid.to_numpy() & t[t.model == "model_2"].valid
-                  .to_numpy() & (t[t.model == "model_1"].dataset_type == "objective").to_numpy())
+    both_valid = (
+        t[t.model == "model_1"].valid.to_numpy()
+        & t[t.model == "model_2"].valid.to_numpy()
+        & (t[t.model == "model_1"].dataset_type == "objective").to_numpy()
+    )
     assert out["n_pairs"].sum() == both_valid.sum()
 
 
@@ -110,8 +132,14 @@ def test_bootstrap_point_estimates_are_table_2():
 def test_bootstrap_is_stratified_by_dataset():
     # Items of dataset A all have value 1, of B all 0, one set each: every stratified
     # replicate keeps 3 A items and 1 B item, so the mean is always 3/4.
-    items = pd.DataFrame({"dataset": ["A", "A", "A", "B"], "item_id": ["1", "2", "3", "4"],
-                          "category": "x", "c_i": [1.0, 1.0, 1.0, 0.0]})
+    items = pd.DataFrame(
+        {
+            "dataset": ["A", "A", "A", "B"],
+            "item_id": ["1", "2", "3", "4"],
+            "category": "x",
+            "c_i": [1.0, 1.0, 1.0, 0.0],
+        }
+    )
     out = bootstrap_items(items, by=["category"], n_boot=500, seed=0).iloc[0]
     assert out["ci_low"] == out["ci_high"] == pytest.approx(0.75)
 
@@ -121,9 +149,19 @@ def test_accuracy_and_drop_by_hand():
     answers = {"original": [0, 0, 0, 1], "framing": [0, 1, 1, None]}
     for cat, ans in answers.items():
         for k, a in enumerate(ans):
-            rows.append({"model": "m", "dataset": "d", "dataset_type": "objective",
-                         "item_id": f"q{k}", "category": cat, "variant_id": f"{cat}/0",
-                         "answer": a, "gold": 0, "valid": a is not None})
+            rows.append(
+                {
+                    "model": "m",
+                    "dataset": "d",
+                    "dataset_type": "objective",
+                    "item_id": f"q{k}",
+                    "category": cat,
+                    "variant_id": f"{cat}/0",
+                    "answer": a,
+                    "gold": 0,
+                    "valid": a is not None,
+                }
+            )
     t = pd.DataFrame(rows)
     t["answer"] = t["answer"].astype("Int64")
     acc = accuracy(t).set_index("category")

@@ -14,8 +14,17 @@ from analyses.synthetic import synthetic_table
 from robustness.table import TableError, write_csv, write_parquet
 
 REQUIRED = {
-    "agreement_items": ["model", "dataset", "dataset_type", "item_id", "category", "n_valid",
-                        "c_i", "majority", "tie"],
+    "agreement_items": [
+        "model",
+        "dataset",
+        "dataset_type",
+        "item_id",
+        "category",
+        "n_valid",
+        "c_i",
+        "majority",
+        "tie",
+    ],
     "agreement_by_type_category": ["category", "objective", "subjective", "gap"],
     "pss": ["model", "dataset", "category", "score", "pss", "n_items"],
     "gee_coefficients": ["coefficient", "term", "estimate", "robust_se"],
@@ -39,15 +48,23 @@ def test_writes_every_table_with_its_columns(table, tmp_path):
         assert path.exists(), name
         got = pd.read_csv(path)
         if name in ("agreement_items", "pss", "wald_type2", "wald_type3"):  # fixed by the issue
-            assert list(got.columns[:len(cols)]) == cols, name
+            assert list(got.columns[: len(cols)]) == cols, name
         else:
             assert set(cols) <= set(got.columns), name
     w2 = pd.read_csv(tmp_path / "tables" / "wald_type2.csv")
-    assert w2.term.tolist() == ["model", "dataset_type", "category", "dataset_type:category",
-                                "model:category"]
+    assert w2.term.tolist() == [
+        "model",
+        "dataset_type",
+        "category",
+        "dataset_type:category",
+        "model:category",
+    ]
     assert pd.read_csv(tmp_path / "tables" / "separation.csv").empty
     assert set(pd.read_csv(tmp_path / "tables" / "pss.csv").score) == {
-        "correctness", "answer", "ordinal"}
+        "correctness",
+        "answer",
+        "ordinal",
+    }
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["n_invalid"] == int((~table.valid).sum()) == res.n_invalid
     assert res.fit is not None and res.fit.converged
@@ -61,8 +78,7 @@ def test_path_reads_parquet_and_csv(table, tmp_path):
     a = analyze_path(pq, tmp_path / "a")
     b = analyze_path(csv, tmp_path / "b", cluster="model_item")
     assert a.cluster == "item" and b.cluster == "model_item"
-    pd.testing.assert_frame_equal(a["agreement_by_type_category"],
-                                  b["agreement_by_type_category"])
+    pd.testing.assert_frame_equal(a["agreement_by_type_category"], b["agreement_by_type_category"])
     with pytest.raises(TableError, match="no such table"):
         analyze_path(tmp_path / "missing.parquet", tmp_path / "c")
 

@@ -10,9 +10,9 @@ import pytest
 
 from analyses import posix, posix_from_runner, posix_table
 
-LL = np.array([[-3.0, -5.0, -4.0],
-               [-6.0, -2.0, -8.0],
-               [-4.0, -4.0, -1.0]])  # LL[i, j] = log P(y_j | x_i)
+LL = np.array(
+    [[-3.0, -5.0, -4.0], [-6.0, -2.0, -8.0], [-4.0, -4.0, -1.0]]
+)  # LL[i, j] = log P(y_j | x_i)
 LENGTHS = [3, 2, 1]
 # column 0: |(-6+3)/3| + |(-4+3)/3| = 1 + 1/3; column 1: |(-5+2)/2| + |(-4+2)/2| = 1.5 + 1;
 # column 2: |(-4+1)/1| + |(-8+1)/1| = 3 + 7  -> total 13 + 5/6 over N (N - 1) = 6
@@ -39,13 +39,16 @@ def test_identical_prompts_give_zero_and_scale_with_length():
     assert posix(m, [4, 2]) == pytest.approx((1 + 1) / 2)
 
 
-@pytest.mark.parametrize(("ll", "lengths", "needle"), [
-    (np.zeros((2, 3)), [1, 1], "square"),
-    (np.zeros((1, 1)), [1], "at least two"),
-    (np.zeros((2, 2)), [1], "one entry per response"),
-    (np.zeros((2, 2)), [1, 0], "positive token count"),
-    (np.array([[0.0, -np.inf], [0.0, 0.0]]), [1, 1], r"loglik\[0, 1\]"),
-])
+@pytest.mark.parametrize(
+    ("ll", "lengths", "needle"),
+    [
+        (np.zeros((2, 3)), [1, 1], "square"),
+        (np.zeros((1, 1)), [1], "at least two"),
+        (np.zeros((2, 2)), [1], "one entry per response"),
+        (np.zeros((2, 2)), [1, 0], "positive token count"),
+        (np.array([[0.0, -np.inf], [0.0, 0.0]]), [1, 1], r"loglik\[0, 1\]"),
+    ],
+)
 def test_errors_name_the_problem(ll, lengths, needle):
     with pytest.raises(ValueError, match=needle):
         posix(ll, lengths)
@@ -63,8 +66,13 @@ class FakeRunner:
 
     def loglikelihood(self, pairs):
         self.calls.append(list(pairs))
-        return [SimpleNamespace(logprob=self.ll[self.index_p[p], self.index_r[r]],
-                                n_tokens=self.tokens[self.index_r[r]]) for p, r in pairs]
+        return [
+            SimpleNamespace(
+                logprob=self.ll[self.index_p[p], self.index_r[r]],
+                n_tokens=self.tokens[self.index_r[r]],
+            )
+            for p, r in pairs
+        ]
 
     def generate(self, prompts, max_new_tokens):
         self.generated.append((list(prompts), max_new_tokens))
@@ -125,8 +133,18 @@ def test_runner_helper_rejects_bad_runners():
 
 
 def test_posix_table_from_stored_pairs():
-    rows = [{"model": "m", "item_id": "q", "prompt_index": i, "response_index": j,
-             "logprob": LL[i, j], "n_tokens": LENGTHS[j]} for i in range(3) for j in range(3)]
+    rows = [
+        {
+            "model": "m",
+            "item_id": "q",
+            "prompt_index": i,
+            "response_index": j,
+            "logprob": LL[i, j],
+            "n_tokens": LENGTHS[j],
+        }
+        for i in range(3)
+        for j in range(3)
+    ]
     out = posix_table(pd.DataFrame(rows), by=["model", "item_id"])
     assert out["posix"].iloc[0] == pytest.approx(HAND) and out["n_prompts"].iloc[0] == 3
     with pytest.raises(ValueError, match="exactly once"):

@@ -11,13 +11,30 @@ from analyses import pss, pss_items
 from analyses.synthetic import synthetic_table
 
 
-def prompt_set(answers, *, dtype="objective", gold=None, k=None, scale=None, category="framing",
-               item="q", model="m"):
+def prompt_set(
+    answers,
+    *,
+    dtype="objective",
+    gold=None,
+    k=None,
+    scale=None,
+    category="framing",
+    item="q",
+    model="m",
+):
     n = len(answers)
-    df = pd.DataFrame({"model": model, "dataset": "d", "dataset_type": dtype, "item_id": item,
-                       "category": category, "variant_id": [f"v{j}" for j in range(n)],
-                       "answer": pd.array(answers, dtype="Int64"),
-                       "valid": [a is not None for a in answers]})
+    df = pd.DataFrame(
+        {
+            "model": model,
+            "dataset": "d",
+            "dataset_type": dtype,
+            "item_id": item,
+            "category": category,
+            "variant_id": [f"v{j}" for j in range(n)],
+            "answer": pd.array(answers, dtype="Int64"),
+            "valid": [a is not None for a in answers],
+        }
+    )
     if gold is not None:
         df["gold"] = pd.array([gold] * n, dtype="Int64")
     if k is not None:

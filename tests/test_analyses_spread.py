@@ -15,9 +15,19 @@ def formats_table():
     rows = []
     for fmt, answers in ans.items():
         for k, a in enumerate(answers):
-            rows.append({"model": "m", "dataset": "d", "dataset_type": "objective",
-                         "item_id": f"q{k}", "category": "formatting", "variant_id": fmt,
-                         "answer": a, "gold": 0, "valid": a is not None})
+            rows.append(
+                {
+                    "model": "m",
+                    "dataset": "d",
+                    "dataset_type": "objective",
+                    "item_id": f"q{k}",
+                    "category": "formatting",
+                    "variant_id": fmt,
+                    "answer": a,
+                    "gold": 0,
+                    "valid": a is not None,
+                }
+            )
     df = pd.DataFrame(rows)
     df["answer"] = df["answer"].astype("Int64")
     return df
@@ -65,8 +75,15 @@ def run(seed: int, fraction: float):
         seen[fmt] |= set(idx.tolist())
         return truth[fmt, idx]
 
-    res = thompson_search(evaluate, list(range(K)), budget=int(fraction * K * N), batch=10,
-                          n_examples=N, prior_mean=float(acc[0]), seed=seed)
+    res = thompson_search(
+        evaluate,
+        list(range(K)),
+        budget=int(fraction * K * N),
+        batch=10,
+        n_examples=N,
+        prior_mean=float(acc[0]),
+        seed=seed,
+    )
     assert res.evaluations <= int(fraction * K * N)
     assert sum(len(s) for s in seen.values()) == res.evaluations
     best_ok = acc.max() - acc[res.best_format] <= 0.02

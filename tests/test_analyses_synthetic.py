@@ -36,8 +36,15 @@ def test_same_seed_same_table_other_seed_other_table():
 
 
 def test_invalid_rate_and_accuracy_are_respected():
-    t = synthetic_table(models=2, n_items=200, n_variants=1, invalid_rate=0.1, accuracy=0.8,
-                        category_shift=0.0, seed=1)
+    t = synthetic_table(
+        models=2,
+        n_items=200,
+        n_variants=1,
+        invalid_rate=0.1,
+        accuracy=0.8,
+        category_shift=0.0,
+        seed=1,
+    )
     assert abs((~t.valid).mean() - 0.1) < 0.02
     orig = t[(t.category == "original") & t.valid & (t.dataset_type == "objective")]
     assert abs(orig["correct"].astype(bool).mean() - 0.8) < 0.05

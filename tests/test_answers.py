@@ -15,10 +15,22 @@ from robustness.runners.base import Generation, LogLikelihood, OptionScores
 from robustness.study import ModelConfig
 from robustness.table import validate
 
-ITEM = rb.Item("q1", "toy", "objective", "Which planet is closest to the Sun?",
-               ("Venus", "Mercury", "Mars", "Earth"), answer=1)
-AGREE = rb.Item("s1", "toy_survey", "subjective", "Cities should plant more trees.",
-                ("Strongly disagree", "Disagree", "Agree", "Strongly agree"), scale="ordinal")
+ITEM = rb.Item(
+    "q1",
+    "toy",
+    "objective",
+    "Which planet is closest to the Sun?",
+    ("Venus", "Mercury", "Mars", "Earth"),
+    answer=1,
+)
+AGREE = rb.Item(
+    "s1",
+    "toy_survey",
+    "subjective",
+    "Cities should plant more trees.",
+    ("Strongly disagree", "Disagree", "Agree", "Strongly agree"),
+    scale="ordinal",
+)
 
 
 class ContentRunner:
@@ -43,8 +55,9 @@ class ContentRunner:
             pos = list(labs).index(label)
             probs = [0.1 / (len(labs) - 1)] * len(labs)
             probs[pos] = 0.9
-            out.append(OptionScores(tuple(probs), tuple(math.log(p) for p in probs), 0.8,
-                                    label, 1.0))
+            out.append(
+                OptionScores(tuple(probs), tuple(math.log(p) for p in probs), 0.8, label, 1.0)
+            )
         if on_batch:
             on_batch(list(range(len(prompts))), out)
         return out
@@ -130,8 +143,12 @@ def test_a_failing_prompt_becomes_an_invalid_row_and_the_run_goes_on():
 def test_progress_is_reported_per_batch():
     seen = []
     vs = variants()
-    answer_rows(runner(vs), vs, ModelConfig(name="m"),
-                progress=lambda name, done, total: seen.append((name, done, total)))
+    answer_rows(
+        runner(vs),
+        vs,
+        ModelConfig(name="m"),
+        progress=lambda name, done, total: seen.append((name, done, total)),
+    )
     assert seen and seen[-1][1] == seen[-1][2] and seen[-1][0] == "m"
 
 

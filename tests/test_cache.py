@@ -23,24 +23,51 @@ ROOT = TESTS.parent
 
 
 def test_keys_are_canonical() -> None:
-    a = make_key({"kind": "score_options", "prompt": "Q", "labels": ["A", "B"], "runner": {
-        "dtype": "float32", "model_id": "m"}})
-    b = make_key({"runner": {"model_id": "m", "dtype": "float32"}, "labels": ["A", "B"],
-                  "prompt": "Q", "kind": "score_options"})
+    a = make_key(
+        {
+            "kind": "score_options",
+            "prompt": "Q",
+            "labels": ["A", "B"],
+            "runner": {"dtype": "float32", "model_id": "m"},
+        }
+    )
+    b = make_key(
+        {
+            "runner": {"model_id": "m", "dtype": "float32"},
+            "labels": ["A", "B"],
+            "prompt": "Q",
+            "kind": "score_options",
+        }
+    )
     assert a == b and len(a) == 64
-    assert a != make_key({"kind": "score_options", "prompt": "Q", "labels": ["B", "A"],
-                          "runner": {"dtype": "float32", "model_id": "m"}})
+    assert a != make_key(
+        {
+            "kind": "score_options",
+            "prompt": "Q",
+            "labels": ["B", "A"],
+            "runner": {"dtype": "float32", "model_id": "m"},
+        }
+    )
     assert make_key({"prompt": "Q"}) != make_key({"prompt": [{"role": "user", "content": "Q"}]})
     assert make_key({"p": "é"}) != make_key({"p": "e"})
 
 
 def test_round_trip_and_first_value_wins(tmp_path: Path) -> None:
     with Cache(tmp_path / "sub" / "c.sqlite") as cache:
-        assert cache.put_many([("k1", "generate", {"prompt": "a"}, {"text": "x", "n": 1}),
-                               ("k2", "generate", {"prompt": "b"}, {"probs": [0.25, 0.75]})]) == 2
+        assert (
+            cache.put_many(
+                [
+                    ("k1", "generate", {"prompt": "a"}, {"text": "x", "n": 1}),
+                    ("k2", "generate", {"prompt": "b"}, {"probs": [0.25, 0.75]}),
+                ]
+            )
+            == 2
+        )
         assert cache.put_many([("k1", "generate", {"prompt": "a"}, {"text": "other"})]) == 0
         assert cache.get_many(["k1", "k2", "k3", "k1"]) == {
-            "k1": {"text": "x", "n": 1}, "k2": {"probs": [0.25, 0.75]}}
+            "k1": {"text": "x", "n": 1},
+            "k2": {"probs": [0.25, 0.75]},
+        }
         assert len(cache) == 2 and cache.count("generate") == 2 and cache.count("other") == 0
         mode = sqlite3.connect(cache.path).execute("PRAGMA journal_mode").fetchone()[0]
         assert mode == "wal"
@@ -48,8 +75,10 @@ def test_round_trip_and_first_value_wins(tmp_path: Path) -> None:
 
 def test_many_keys_and_untrusted_text_are_bound_parameters(tmp_path: Path) -> None:
     evil = "x'); DROP TABLE results; --\x00\"%s{}"
-    rows = [(make_key({"i": i}), "generate", {"prompt": evil}, {"text": evil + str(i)})
-            for i in range(1200)]
+    rows = [
+        (make_key({"i": i}), "generate", {"prompt": evil}, {"text": evil + str(i)})
+        for i in range(1200)
+    ]
     with Cache(tmp_path / "c.sqlite") as cache:
         assert cache.put_many(rows) == 1200
         found = cache.get_many(r[0] for r in rows)
@@ -92,12 +121,18 @@ def test_foreign_or_future_files_are_refused(tmp_path: Path) -> None:
 
 
 def _writer(db: Path, n: int, batch_size: int, sleep: float) -> subprocess.Popen[str]:
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); import conftest_runners as c; "
-            "c.child_main(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]))")
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import conftest_runners as c; "
+        "c.child_main(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]))"
+    )
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.Popen([sys.executable, "-c", code, str(TESTS), str(db), str(n),
-                             str(batch_size), str(sleep)], stdout=subprocess.PIPE, text=True,
-                            env=env, cwd=str(ROOT))
+    return subprocess.Popen(
+        [sys.executable, "-c", code, str(TESTS), str(db), str(n), str(batch_size), str(sleep)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=str(ROOT),
+    )
 
 
 def test_sigkill_mid_run_loses_at_most_the_batch_in_flight(tmp_path: Path) -> None:
@@ -122,8 +157,10 @@ def test_sigkill_mid_run_loses_at_most_the_batch_in_flight(tmp_path: Path) -> No
     assert reported * batch_size <= stored < n
     assert stored % batch_size == 0  # whole batches only
     conn = sqlite3.connect(db)
-    assert conn.execute("SELECT COUNT(*), COUNT(DISTINCT key) FROM results").fetchone() == \
-        (stored, stored)
+    assert conn.execute("SELECT COUNT(*), COUNT(DISTINCT key) FROM results").fetchone() == (
+        stored,
+        stored,
+    )
     conn.close()
 
     resumed = _writer(db, n, batch_size, sleep=0.0)

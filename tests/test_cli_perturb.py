@@ -13,8 +13,19 @@ from robustness.cli import app
 
 RUNNER = CliRunner()
 FAMILIES = "option_order,label_substitution,spelling_noise,formatting,logical_equivalence,framing"
-KEYS = {"item_id", "dataset", "dataset_type", "category", "variant_id", "prompt", "labels",
-        "options", "answer_map", "negated", "params"}
+KEYS = {
+    "item_id",
+    "dataset",
+    "dataset_type",
+    "category",
+    "variant_id",
+    "prompt",
+    "labels",
+    "options",
+    "answer_map",
+    "negated",
+    "params",
+}
 
 
 def run(*args: str):
@@ -43,16 +54,38 @@ def test_same_seed_same_bytes_through_the_console_script(tmp_path):
     a, b, c = tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "c.jsonl"
     exe = Path(sys.executable).with_name("robustness")
     for path, seed in ((a, "1"), (b, "1"), (c, "2")):
-        subprocess.run([str(exe), "perturb", "--families", FAMILIES, "--n", "3", "--seed", seed,
-                        "--out", str(path)], check=True, capture_output=True)
+        subprocess.run(
+            [
+                str(exe),
+                "perturb",
+                "--families",
+                FAMILIES,
+                "--n",
+                "3",
+                "--seed",
+                seed,
+                "--out",
+                str(path),
+            ],
+            check=True,
+            capture_output=True,
+        )
     assert a.read_bytes() == b.read_bytes()
     assert a.read_bytes() != c.read_bytes()
 
 
 def test_family_parameters_from_the_command_line(tmp_path):
     out = tmp_path / "v.jsonl"
-    run("--families", "spelling_noise", "--n", "1", "--param", "spelling_noise.rate=0.5",
-        "--out", str(out))
+    run(
+        "--families",
+        "spelling_noise",
+        "--n",
+        "1",
+        "--param",
+        "spelling_noise.rate=0.5",
+        "--out",
+        str(out),
+    )
     rates = {json.loads(line)["params"].get("rate") for line in out.read_text().splitlines()}
     assert rates == {None, 0.5}
 
@@ -69,9 +102,18 @@ def test_unknown_family_and_bad_parameter_are_one_clear_error(tmp_path):
 
 def test_reads_item_files(tmp_path):
     items = tmp_path / "mine.jsonl"
-    items.write_text(json.dumps({"item_id": "m1", "dataset_type": "objective",
-                                 "question": "Pick the even number.", "options": ["3", "8"],
-                                 "answer": 1}) + "\n")
+    items.write_text(
+        json.dumps(
+            {
+                "item_id": "m1",
+                "dataset_type": "objective",
+                "question": "Pick the even number.",
+                "options": ["3", "8"],
+                "answer": 1,
+            }
+        )
+        + "\n"
+    )
     out = tmp_path / "v.jsonl"
     run(str(items), "--families", "option_order", "--out", str(out))
     records = [json.loads(line) for line in out.read_text().splitlines()]

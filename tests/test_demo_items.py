@@ -18,11 +18,14 @@ KEYS = {"dataset", "dataset_type", "item_id", "question", "options", "answer", "
 
 AGREE4 = ("Strongly disagree", "Disagree", "Agree", "Strongly agree")
 AGREE5 = ("Strongly disagree", "Disagree", "Neither agree nor disagree", "Agree", "Strongly agree")
-IMPORTANCE4 = ("Not at all important", "Slightly important", "Moderately important",
-               "Very important")
+IMPORTANCE4 = (
+    "Not at all important",
+    "Slightly important",
+    "Moderately important",
+    "Very important",
+)
 FREQUENCY5 = ("Never", "Rarely", "Sometimes", "Often", "Always")
-SCALES = {AGREE4: "agree4", AGREE5: "agree5", IMPORTANCE4: "importance4",
-          FREQUENCY5: "frequency5"}
+SCALES = {AGREE4: "agree4", AGREE5: "agree5", IMPORTANCE4: "importance4", FREQUENCY5: "frequency5"}
 
 # Options that stop meaning the same thing once the options are reordered or relabelled.
 POSITIONAL = re.compile(
@@ -171,7 +174,6 @@ def test_statements_are_plain_declaratives(subjective: list[dict]) -> None:
 
 
 def test_other_ordinal_items_are_questions(subjective: list[dict]) -> None:
-    others = [row for row in subjective
-              if not SCALES[tuple(row["options"])].startswith("agree")]
+    others = [row for row in subjective if not SCALES[tuple(row["options"])].startswith("agree")]
     for row in others:
         assert row["question"].endswith("?"), row["item_id"]

@@ -37,8 +37,9 @@ FAMILIES = ["option_order", "label_substitution", "formatting"]
 
 @pytest.fixture(scope="module")
 def ray_session():
-    ray = pytest.importorskip("ray", reason="ray is an optional extra: pip install "
-                                            "'robustness[ray]'")
+    ray = pytest.importorskip(
+        "ray", reason="ray is an optional extra: pip install 'robustness[ray]'"
+    )
     from robustness.distributed import init_ray
 
     init_ray(workers=2)
@@ -59,8 +60,17 @@ def variants():
 def models(folder: Path, *modes: str) -> list[rb.ModelConfig]:
     extra = {"generate": {"max_new_tokens": 4}}
     names = {"choice": "c", "cloze": "z", "generate": "g"}
-    return [rb.model(str(folder), name=names[mode], mode=mode, batch_size=1,
-                     options={"threads": 1}, **extra.get(mode, {})) for mode in modes]
+    return [
+        rb.model(
+            str(folder),
+            name=names[mode],
+            mode=mode,
+            batch_size=1,
+            options={"threads": 1},
+            **extra.get(mode, {}),
+        )
+        for mode in modes
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -69,8 +79,9 @@ def baseline(tmp_path_factory, folder, variants):
     path = tmp_path_factory.mktemp("baseline") / "cache.sqlite"
     table = rb.run(variants, models(folder, "choice", "cloze", "generate"), cache=path)
     with Cache(path) as cache:
-        counts = {kind: cache.count(kind) for kind in ("score_options", "loglikelihood",
-                                                       "generate")}
+        counts = {
+            kind: cache.count(kind) for kind in ("score_options", "loglikelihood", "generate")
+        }
     return table, counts
 
 
@@ -96,15 +107,23 @@ def test_without_ray_the_error_says_how_to_install(monkeypatch, variants):
 
 
 @pytest.mark.slow
-def test_two_workers_give_the_single_process_table_in_every_mode(ray_session, tmp_path, folder,
-                                                                 variants, baseline):
+def test_two_workers_give_the_single_process_table_in_every_mode(
+    ray_session, tmp_path, folder, variants, baseline
+):
     from robustness.distributed import run_ray
 
     info: dict = {}
     seen: list[tuple[str, int, int]] = []
-    table = run_ray(variants, models(folder, "choice", "cloze", "generate"),
-                    cache=tmp_path / "ray.sqlite", workers=2, shard_size=5, info=info,
-                    noise_floor=4, progress=lambda m, done, total: seen.append((m, done, total)))
+    table = run_ray(
+        variants,
+        models(folder, "choice", "cloze", "generate"),
+        cache=tmp_path / "ray.sqlite",
+        workers=2,
+        shard_size=5,
+        info=info,
+        noise_floor=4,
+        progress=lambda m, done, total: seen.append((m, done, total)),
+    )
     want, counts = baseline
     same(want, table)
     assert list(table["variant_id"]) == list(want["variant_id"])  # the same order, too
@@ -121,8 +140,9 @@ def test_two_workers_give_the_single_process_table_in_every_mode(ray_session, tm
 
 
 @pytest.mark.slow
-def test_a_sigkilled_worker_loses_nothing_and_a_repeat_sends_nothing(ray_session, tmp_path,
-                                                                     folder, variants, baseline):
+def test_a_sigkilled_worker_loses_nothing_and_a_repeat_sends_nothing(
+    ray_session, tmp_path, folder, variants, baseline
+):
     from robustness.distributed import run_ray
 
     log_dir = tmp_path / "log"
@@ -149,19 +169,28 @@ def test_a_sigkilled_worker_loses_nothing_and_a_repeat_sends_nothing(ray_session
 
     info: dict = {}
     choice = models(folder, "choice")
-    table = run_ray(variants, choice, cache=cache, workers=2, shard_size=4, info=info,
-                    runner_factory=SlowFactory(str(log_dir), sleep=1.0),
-                    progress=kill_a_busy_worker)
+    table = run_ray(
+        variants,
+        choice,
+        cache=cache,
+        workers=2,
+        shard_size=4,
+        info=info,
+        runner_factory=SlowFactory(str(log_dir), sleep=1.0),
+        progress=kill_a_busy_worker,
+    )
     assert killed, "no worker was killed"
     events = read_log(log_dir)
-    started_by_killed = {e["shard"] for e in events
-                         if e["pid"] == killed[0] and e["event"] == "start"}
+    started_by_killed = {
+        e["shard"] for e in events if e["pid"] == killed[0] and e["event"] == "start"
+    }
     ended_by_killed = {e["shard"] for e in events if e["pid"] == killed[0] and e["event"] == "end"}
     interrupted = started_by_killed - ended_by_killed
     assert interrupted, "the killed worker was not inside a shard"
     for shard in interrupted:  # re-run to the end by a live (restarted or other) worker
-        assert any(e["shard"] == shard and e["event"] == "end" and e["pid"] != killed[0]
-                   for e in events)
+        assert any(
+            e["shard"] == shard and e["event"] == "end" and e["pid"] != killed[0] for e in events
+        )
     # nothing lost, nothing duplicated: the single-process table, one cache row per request.
     want, counts = baseline
     same(want[want["model"] == "c"].reset_index(drop=True), table)
@@ -170,8 +199,15 @@ def test_a_sigkilled_worker_loses_nothing_and_a_repeat_sends_nothing(ray_session
         assert store.count("score_options") == counts["score_options"] and store.integrity_ok()
 
     again: dict = {}
-    repeat = run_ray(variants, choice, cache=cache, workers=2, shard_size=4, info=again,
-                     runner_factory=SlowFactory(str(log_dir), sleep=1.0))
+    repeat = run_ray(
+        variants,
+        choice,
+        cache=cache,
+        workers=2,
+        shard_size=4,
+        info=again,
+        runner_factory=SlowFactory(str(log_dir), sleep=1.0),
+    )
     same(table, repeat)
     assert again["c"]["ray"]["sent"] == 0 and again["c"]["ray"]["shards"] == 0
     assert again["c"]["ray"]["actors_started"] == 1  # only for the runner identity
@@ -187,22 +223,33 @@ def test_backend_errors_become_the_same_invalid_rows(ray_session, tmp_path, fold
     marker = variants[0].item.question[:30]
     choice = models(folder, "choice")
     want = rb.run(variants, choice, runners={"c": FailingRunner(open_runner(choice[0]), marker)})
-    got = run_ray(variants, choice, cache=tmp_path / "c.sqlite", workers=2, shard_size=6,
-                  runner_factory=FailingFactory(marker))
+    got = run_ray(
+        variants,
+        choice,
+        cache=tmp_path / "c.sqlite",
+        workers=2,
+        shard_size=6,
+        runner_factory=FailingFactory(marker),
+    )
     failed = got["invalid_reason"].fillna("").str.startswith("error: ")
     assert failed.sum() == (want["invalid_reason"].fillna("").str.startswith("error: ")).sum() > 0
     same(want, got)
 
 
 @pytest.mark.slow
-def test_workers_with_different_identities_stop_the_run(ray_session, tmp_path, folder,
-                                                        variants):
+def test_workers_with_different_identities_stop_the_run(ray_session, tmp_path, folder, variants):
     from robustness.distributed import run_ray
 
     # slow shards keep the first worker busy until the second one has opened the backend.
     with pytest.raises(RobustnessError, match="another runner identity"):
-        run_ray(variants, models(folder, "choice"), cache=tmp_path / "c.sqlite", workers=2,
-                shard_size=2, runner_factory=PidIdentityFactory(str(tmp_path), sleep=0.5))
+        run_ray(
+            variants,
+            models(folder, "choice"),
+            cache=tmp_path / "c.sqlite",
+            workers=2,
+            shard_size=2,
+            runner_factory=PidIdentityFactory(str(tmp_path), sleep=0.5),
+        )
 
 
 @pytest.mark.slow

@@ -23,8 +23,14 @@ from perturbations.logical_equivalence import embed_clause
 from perturbations.spelling_noise import PROTECTED
 from robustness.prompts import default_spec
 
-STRUCTURAL = ("option_order", "label_substitution", "spelling_noise", "formatting",
-              "logical_equivalence", "framing")
+STRUCTURAL = (
+    "option_order",
+    "label_substitution",
+    "spelling_noise",
+    "formatting",
+    "logical_equivalence",
+    "framing",
+)
 
 
 def variants_of(items, families=STRUCTURAL, n=5, seed=0, **kw):
@@ -115,8 +121,9 @@ def test_option_order_structured_orders_first_and_ordinal_shuffles_opt_in(demo):
     ordinal = next(i for i in demo if i.scale == "ordinal")
     (rev,) = variants_of([ordinal], families=("option_order",))[1:]
     assert rev.params == {"kind": "reversal"}
-    shuffled = variants_of([ordinal], families=("option_order",),
-                           options={"option_order": {"shuffle_ordinal": True}})[1:]
+    shuffled = variants_of(
+        [ordinal], families=("option_order",), options={"option_order": {"shuffle_ordinal": True}}
+    )[1:]
     assert len(shuffled) == 5
     two = rb.Item("t", "toy", "objective", "Yes or no?", ("Yes", "No"), answer=0)
     assert len(variants_of([two], families=("option_order",))) == 2  # only one other order
@@ -142,11 +149,17 @@ def test_label_substitution_uses_new_sets_and_wrappers(demo):
 
 
 def test_spelling_noise_never_touches_options_digits_or_negations():
-    item = rb.Item("n", "toy", "objective",
-                   "Which statement about the 1969 landing is not correct, nor plausible?",
-                   ("Apollo eleven landed", "Nobody walked there", "It was televised"), answer=1)
-    vs = variants_of([item], families=("spelling_noise",),
-                     options={"spelling_noise": {"rate": 1.0}})[1:]
+    item = rb.Item(
+        "n",
+        "toy",
+        "objective",
+        "Which statement about the 1969 landing is not correct, nor plausible?",
+        ("Apollo eleven landed", "Nobody walked there", "It was televised"),
+        answer=1,
+    )
+    vs = variants_of(
+        [item], families=("spelling_noise",), options={"spelling_noise": {"rate": 1.0}}
+    )[1:]
     assert len(vs) == 5
     for v in vs:
         assert v.spec.options == item.options and "1969" in v.spec.question
@@ -198,8 +211,12 @@ def test_embed_clause_lowers_only_safe_first_words():
 
 def test_framing_covers_all_four_styles(demo):
     vs = variants_of(demo[:1], families=("framing",), n=12)[1:]
-    assert {v.params["style"] for v in vs} == {"plain", "role_play", "emotional",
-                                              "output_requirement"}
+    assert {v.params["style"] for v in vs} == {
+        "plain",
+        "role_play",
+        "emotional",
+        "output_requirement",
+    }
     assert len(vs) == 12  # 3 wordings x 4 styles, all distinct from the original instruction
 
 
@@ -220,8 +237,14 @@ def items(draw):
     if kind == "agree":
         options = draw(st.sampled_from(AGREE_SCALES))
     else:
-        words = draw(st.lists(st.lists(WORDS, min_size=1, max_size=4).map(" ".join),
-                              min_size=2, max_size=8, unique_by=str.casefold))
+        words = draw(
+            st.lists(
+                st.lists(WORDS, min_size=1, max_size=4).map(" ".join),
+                min_size=2,
+                max_size=8,
+                unique_by=str.casefold,
+            )
+        )
         options = tuple(w.capitalize() for w in words)
     if len({o.casefold() for o in options}) < len(options):
         options = tuple(f"{o} {i}" for i, o in enumerate(options))
@@ -250,19 +273,35 @@ def test_formats_sampled_anywhere_in_the_space_round_trip(item, seed):
 
 
 def test_subjective_multiple_choice_is_never_asked_for_the_correct_option():
-    item = rb.Item("o", "toy", "subjective", "Which season do you like most?",
-                   ("Spring", "Summer", "Autumn", "Winter"), scale="nominal")
-    for v in variants_of([item], families=(*STRUCTURAL, "paraphrase"), n=5,
-                         options={}, family_objects=_cheap_text_families()):
+    item = rb.Item(
+        "o",
+        "toy",
+        "subjective",
+        "Which season do you like most?",
+        ("Spring", "Summer", "Autumn", "Winter"),
+        scale="nominal",
+    )
+    for v in variants_of(
+        [item],
+        families=(*STRUCTURAL, "paraphrase"),
+        n=5,
+        options={},
+        family_objects=_cheap_text_families(),
+    ):
         text = v.spec.instruction.lower()
         assert "correct" not in text and "not false" not in text and "right option" not in text, (
-            v.variant_id, v.spec.instruction)
+            v.variant_id,
+            v.spec.instruction,
+        )
 
 
 def test_only_single_declarative_statements_are_negated():
     scale = ("Strongly disagree", "Disagree", "Agree", "Strongly agree")
-    for text in ("Taxes should rise. The rich pay too little.",
-                 "Do you agree that taxes should rise?", "Taxes should rise; wages too."):
+    for text in (
+        "Taxes should rise. The rich pay too little.",
+        "Do you agree that taxes should rise?",
+        "Taxes should rise; wages too.",
+    ):
         item = rb.Item("s", "toy", "subjective", text, scale, scale="ordinal")
         vs = variants_of([item], families=("logical_equivalence",))[1:]
         assert vs and not any(v.spec.negated for v in vs), text
@@ -282,15 +321,22 @@ def test_options_that_refer_to_other_options_survive_reordering_and_relabelling(
     assert refers_by_position("All of the above") and refers_by_position("none of these")
     assert refers_by_label("Both A and B") and refers_by_label("Options 1 and 3")
     assert not refers_by_label("A cat and a dog") and not refers_by_position("Abovementioned")
-    above = rb.Item("a", "toy", "objective", "Which are mammals?",
-                    ("Bat", "Whale", "Dog", "All of the above"), answer=3)
+    above = rb.Item(
+        "a",
+        "toy",
+        "objective",
+        "Which are mammals?",
+        ("Bat", "Whale", "Dog", "All of the above"),
+        answer=3,
+    )
     vs = variants_of([above], families=("option_order", "label_substitution"))
     orders = [v for v in vs if v.category == "option_order"]
     assert len(orders) == 5 and all(v.spec.options[-1] == "All of the above" for v in orders)
     assert all(v.params["pinned"] == [3] for v in orders)
     check_all(vs)
-    both = rb.Item("b", "toy", "objective", "Which fly?", ("Bat", "Crow", "Both A and B",
-                                                          "Neither"), answer=2)
-    assert [v.category for v in variants_of([both], families=("option_order",
-                                                                "label_substitution"))] == [
-        "original"]
+    both = rb.Item(
+        "b", "toy", "objective", "Which fly?", ("Bat", "Crow", "Both A and B", "Neither"), answer=2
+    )
+    assert [
+        v.category for v in variants_of([both], families=("option_order", "label_substitution"))
+    ] == ["original"]

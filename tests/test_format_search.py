@@ -24,8 +24,11 @@ class FormatSensitive:
             pos = self.gold[question] if upper else (self.gold[question] + 1) % len(labs)
             probs = [0.0] * len(labs)
             probs[pos] = 1.0
-            out.append(OptionScores(tuple(probs), tuple(math.log(p or 1e-9) for p in probs),
-                                    1.0, labs[pos], 0.0))
+            out.append(
+                OptionScores(
+                    tuple(probs), tuple(math.log(p or 1e-9) for p in probs), 1.0, labs[pos], 0.0
+                )
+            )
         return out
 
 

@@ -57,8 +57,9 @@ class FakeLexicon:
 
 
 def _family(**params) -> LexicalSubstitution:
-    return LexicalSubstitution(similarity=NgramSimilarity(), lexicon=FakeLexicon(),
-                               **{"threshold": 0.0, **params})
+    return LexicalSubstitution(
+        similarity=NgramSimilarity(), lexicon=FakeLexicon(), **{"threshold": 0.0, **params}
+    )
 
 
 def _words(text):
@@ -79,8 +80,14 @@ def test_slots_skip_function_words_negations_digits_and_joined_words():
 
 def test_slots_skip_option_words_and_proper_nouns_but_allow_sentence_starts():
     text = "Students met Happy Apple. Big planet rotates fast? Use water."
-    assert _slot_words(text, frozenset({"water"})) == ["Students", "Big", "planet", "rotates",
-                                                      "fast", "Use"]
+    assert _slot_words(text, frozenset({"water"})) == [
+        "Students",
+        "Big",
+        "planet",
+        "rotates",
+        "fast",
+        "Use",
+    ]
 
 
 def test_slots_respect_neighbour_cues_and_compounds():
@@ -97,18 +104,24 @@ def test_slots_respect_neighbour_cues_and_compounds():
 def test_substitute_keeps_case_and_mends_articles():
     text = "An apple and a big apple. A unit, an apple."
     slots = find_slots(text, FakeLexicon(), frozenset())
-    out = substitute(text, [(s, "pear" if s.word.lower() == "apple" else "large")
-                            for s in slots])
+    out = substitute(text, [(s, "pear" if s.word.lower() == "apple" else "large") for s in slots])
     assert out == "A pear and a large pear. A unit, a pear."
-    assert substitute("Big news.", [(find_slots("Big news.", FakeLexicon(), frozenset())[0],
-                                     "large")]) == "Large news."
+    assert (
+        substitute("Big news.", [(find_slots("Big news.", FakeLexicon(), frozenset())[0], "large")])
+        == "Large news."
+    )
     slot = find_slots("an effect here", FakeLexicon(), frozenset())[0]
     assert substitute("an effect here", [(slot, "result")]) == "a result here"
 
 
 def test_regular_s_forms():
     assert [_add_s(w) for w in ("planet", "box", "church", "study", "day")] == [
-        "planets", "boxes", "churches", "studies", "days"]
+        "planets",
+        "boxes",
+        "churches",
+        "studies",
+        "days",
+    ]
     assert "study" in _s_bases("studies")  # WordNet then says which base is a word
     assert "box" in _s_bases("boxes")
     assert _s_bases("glass") == []
@@ -116,11 +129,22 @@ def test_regular_s_forms():
 
 # ----------------------------------------------------------------------------- the family
 
-ITEM = Item("t1", "demo", "objective",
-            "A student does not use 2 big apples. Which planet rotates fast?",
-            ("Mercury", "Venus", "Earth", "Mars"), answer=0)
-AGREE = Item("t2", "demo", "subjective", "A happy student will use every big chance.",
-             ("Strongly disagree", "Disagree", "Agree", "Strongly agree"), scale="ordinal")
+ITEM = Item(
+    "t1",
+    "demo",
+    "objective",
+    "A student does not use 2 big apples. Which planet rotates fast?",
+    ("Mercury", "Venus", "Earth", "Mars"),
+    answer=0,
+)
+AGREE = Item(
+    "t2",
+    "demo",
+    "subjective",
+    "A happy student will use every big chance.",
+    ("Strongly disagree", "Disagree", "Agree", "Strongly agree"),
+    scale="ordinal",
+)
 
 
 def _variants(item, seed, n=5, **params):
@@ -156,7 +180,11 @@ def test_options_labels_digits_and_negations_untouched():
     spec = default_spec(ITEM)
     for vspec, _ in _variants(ITEM, 5, rate=1.0):
         assert (vspec.options, vspec.labels, vspec.order, vspec.format) == (
-            spec.options, spec.labels, spec.order, spec.format)
+            spec.options,
+            spec.labels,
+            spec.order,
+            spec.format,
+        )
         assert vspec.instruction == spec.instruction
         assert re.findall(r"\d+", vspec.question) == ["2"]
         neg = [w for w in _words(vspec.question.lower()) if w.strip(".?") in NEGATIONS]
@@ -219,8 +247,9 @@ def oracle_round_trip(variant: Variant) -> None:
 def test_oracle_round_trip_with_stand_ins():
     for item in (ITEM, AGREE):
         fam = _family()
-        for vspec, params in fam.perturb(default_spec(item), item,
-                                         family_rng(0, item, fam.name), 5):
+        for vspec, params in fam.perturb(
+            default_spec(item), item, family_rng(0, item, fam.name), 5
+        ):
             oracle_round_trip(Variant(item, fam.name, "x", vspec, params))
 
 
@@ -256,7 +285,6 @@ def test_wordnet_words_never_touched(lexicon):
     text = "I don't mind the students. They should not help 12 others."
     words = [s.word for s in find_slots(text, lexicon, frozenset({"others"}))]
     assert "mind" not in words and "not" not in words and "help" in words
-
 
 
 @pytest.mark.slow

@@ -35,8 +35,13 @@ def test_jsonl_keeps_unknown_fields_in_meta(tmp_path):
 
 
 def test_subjective_items_default_to_an_ordinal_scale(tmp_path):
-    rec = {**GOOD, "dataset_type": "subjective", "answer": None,
-           "options": ["Disagree", "Agree"], "question": "Cats are better than dogs."}
+    rec = {
+        **GOOD,
+        "dataset_type": "subjective",
+        "answer": None,
+        "options": ["Disagree", "Agree"],
+        "question": "Cats are better than dogs.",
+    }
     (item,) = rb.load_items(write_jsonl(tmp_path / "s.jsonl", [rec]))
     assert item.scale == "ordinal" and item.is_agree_scale
 
@@ -49,8 +54,12 @@ def test_csv_with_option_columns_letter_answers_and_mapping(tmp_path):
         'x2,"Largest ocean, by area?",Atlantic,Pacific,Indian,Arctic,B\n',
         encoding="utf-8",
     )
-    mapping = {"item_id": "id", "question": "prompt", "options": ["A", "B", "C", "D"],
-               "answer": "key"}
+    mapping = {
+        "item_id": "id",
+        "question": "prompt",
+        "options": ["A", "B", "C", "D"],
+        "answer": "key",
+    }
     with pytest.raises(ItemError, match=r"mc.csv, line 2, field 'answer'.*gold answer"):
         rb.load_items(path, mapping=mapping, dataset_type="objective")
     path.write_text(path.read_text().replace("x1,2 + 2 = ?,3,4,5,\n", "x1,2 + 2 = ?,3,4,5,,B\n"))
@@ -76,18 +85,27 @@ def test_parquet(tmp_path):
 
 def test_hugging_face_datasets_folder(tmp_path):
     datasets = pytest.importorskip("datasets", reason="datasets is a dev extra")
-    ds = datasets.Dataset.from_list([
-        {"id": "a1", "question": "Which gas do plants take in?",
-         "choices": {"text": ["Oxygen", "Carbon dioxide", "Helium"], "label": ["A", "B", "C"]},
-         "answerKey": "B"},
-    ])
+    ds = datasets.Dataset.from_list(
+        [
+            {
+                "id": "a1",
+                "question": "Which gas do plants take in?",
+                "choices": {
+                    "text": ["Oxygen", "Carbon dioxide", "Helium"],
+                    "label": ["A", "B", "C"],
+                },
+                "answerKey": "B",
+            },
+        ]
+    )
     ds.save_to_disk(str(tmp_path / "one"))
     datasets.DatasetDict({"test": ds, "train": ds}).save_to_disk(str(tmp_path / "two"))
     mapping = {"item_id": "id", "options": "choices", "answer": "answerKey"}
     (item,) = rb.load_items(tmp_path / "one", mapping=mapping, dataset_type="objective")
     assert item.options == ("Oxygen", "Carbon dioxide", "Helium") and item.answer == 1
-    (only,) = rb.load_items(tmp_path / "two", mapping=mapping, dataset_type="objective",
-                            dataset="arcish", split="test")
+    (only,) = rb.load_items(
+        tmp_path / "two", mapping=mapping, dataset_type="objective", dataset="arcish", split="test"
+    )
     assert only.meta["split"] == "test"
     with pytest.raises(ItemError, match="duplicates the item"):
         rb.load_items(tmp_path / "two", mapping=mapping, dataset_type="objective")
@@ -99,7 +117,12 @@ def test_shared_data_loads_as_is(shared_items):
     for item in shared_items:
         by_dataset.setdefault(item.dataset, []).append(item)
     assert {k: len(v) for k, v in by_dataset.items()} == {
-        "mmlu": 200, "arc_challenge": 200, "political_compass": 62, "valuebench": 152, "wvs": 60}
+        "mmlu": 200,
+        "arc_challenge": 200,
+        "political_compass": 62,
+        "valuebench": 152,
+        "wvs": 60,
+    }
     assert all(i.scale == "ordinal" for i in by_dataset["wvs"])
     assert all(i.is_agree_scale for i in by_dataset["political_compass"])
     assert not any(i.is_agree_scale for i in by_dataset["wvs"])
@@ -119,8 +142,14 @@ def test_shared_data_loads_as_is(shared_items):
         ({"dataset_type": "factual"}, r"line 2, field 'dataset_type': 'factual' is not one of"),
         ({"options": ["A", ""]}, r"line 2, field 'options': option 1 is empty"),
     ],
-    ids=["empty-question", "one-option", "duplicate-options", "gold-out-of-range",
-         "unknown-dataset-type", "empty-option"],
+    ids=[
+        "empty-question",
+        "one-option",
+        "duplicate-options",
+        "gold-out-of-range",
+        "unknown-dataset-type",
+        "empty-option",
+    ],
 )
 def test_bad_item_names_file_line_and_field(tmp_path, change, pattern):
     path = write_jsonl(tmp_path / "bad.jsonl", [GOOD, {**GOOD, "item_id": "q2", **change}])
@@ -133,8 +162,11 @@ def test_bad_item_names_file_line_and_field(tmp_path, change, pattern):
 def test_duplicate_item_ids_name_both_places(tmp_path):
     a = write_jsonl(tmp_path / "a.jsonl", [GOOD])
     b = write_jsonl(tmp_path / "b.jsonl", [{**GOOD, "question": "Another?"}])
-    with pytest.raises(ItemError, match=r"b.jsonl, line 1, field 'item_id': 'q1' .*a.jsonl, "
-                                        r"line 1"):
+    with pytest.raises(
+        ItemError,
+        match=r"b.jsonl, line 1, field 'item_id': 'q1' .*a.jsonl, "
+        r"line 1",
+    ):
         rb.load_items(a, b)
 
 
@@ -144,8 +176,11 @@ def test_non_utf8_bytes_name_line_and_column(tmp_path):
     bad = json.dumps({**GOOD, "item_id": "q2", "question": "Café?"}, ensure_ascii=False)
     bad = bad.encode("latin-1")
     path.write_bytes(good + b"\n" + bad + b"\n")
-    with pytest.raises(ItemError, match=r"latin1.jsonl, line 2: byte 0xe9 at column \d+ is not "
-                                        r"valid UTF-8"):
+    with pytest.raises(
+        ItemError,
+        match=r"latin1.jsonl, line 2: byte 0xe9 at column \d+ is not "
+        r"valid UTF-8",
+    ):
         rb.load_items(path)
 
 
@@ -160,7 +195,7 @@ def test_csv_missing_column_is_named(tmp_path):
 
 def test_invalid_json_line(tmp_path):
     path = tmp_path / "broken.jsonl"
-    path.write_text(json.dumps(GOOD) + "\n{\"item_id\": \n", encoding="utf-8")
+    path.write_text(json.dumps(GOOD) + '\n{"item_id": \n', encoding="utf-8")
     with pytest.raises(ItemError, match=r"broken.jsonl, line 2: not valid JSON"):
         rb.load_items(path)
 
@@ -195,8 +230,11 @@ def test_per_dataset_keeps_an_evenly_spaced_subset_in_order(demo):
 
 def test_a_numeric_answer_that_is_also_another_options_text_is_refused(tmp_path):
     rec = {**GOOD, "options": ["2", "3", "5", "7"], "answer": "2"}
-    with pytest.raises(ItemError, match=r"field 'answer': '2' is ambiguous: it is index 2 and "
-                                        r"also the text of option 0"):
+    with pytest.raises(
+        ItemError,
+        match=r"field 'answer': '2' is ambiguous: it is index 2 and "
+        r"also the text of option 0",
+    ):
         rb.load_items(write_jsonl(tmp_path / "amb.jsonl", [rec]))
     same = {**GOOD, "options": ["0", "1", "2"], "answer": "1"}  # both readings agree
     assert rb.load_items(write_jsonl(tmp_path / "ok.jsonl", [same]))[0].answer == 1
@@ -208,8 +246,7 @@ def test_one_dataset_cannot_be_both_objective_and_subjective(tmp_path):
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     a = write_jsonl(tmp_path / "a" / "test.jsonl", [{**GOOD, "dataset": None}])
-    subj = {**GOOD, "item_id": "p1", "dataset": None, "dataset_type": "subjective",
-            "answer": None}
+    subj = {**GOOD, "item_id": "p1", "dataset": None, "dataset_type": "subjective", "answer": None}
     b = write_jsonl(tmp_path / "b" / "test.jsonl", [subj])
     with pytest.raises(ItemError, match=r"dataset 'test' is subjective here but objective at"):
         rb.load_items(a, b)

@@ -35,8 +35,18 @@ GRK4 = ["α", "β", "γ", "δ"]
 CAP = ["London", "Paris", "Berlin", "Madrid"]
 AG4 = ["Strongly disagree", "Disagree", "Agree", "Strongly agree"]
 AG5 = ["Strongly disagree", "Disagree", "Neither agree nor disagree", "Agree", "Strongly agree"]
-LABEL_SETS = [UP4, LO4, NUM4, ROM4, ROMU4, GRK4, ["A", "B", "C", "D", "E"],
-              ["(A)", "(B)", "(C)", "(D)"], ["★", "♦", "♣", "♠"], ["A", "a", "B", "b"]]
+LABEL_SETS = [
+    UP4,
+    LO4,
+    NUM4,
+    ROM4,
+    ROMU4,
+    GRK4,
+    ["A", "B", "C", "D", "E"],
+    ["(A)", "(B)", "(C)", "(D)"],
+    ["★", "♦", "♣", "♠"],
+    ["A", "a", "B", "b"],
+]
 
 
 def _outcome(result: ParsedAnswer) -> str:
@@ -88,7 +98,10 @@ def test_real_entries_are_the_recorded_model_outputs(corpus: list[dict]) -> None
             continue
         row = recorded[entry["gen_id"]]
         assert (entry["raw"], entry["labels"], entry["options"]) == (
-            row["raw"], row["labels"], row["options"]), entry["id"]
+            row["raw"],
+            row["labels"],
+            row["options"],
+        ), entry["id"]
 
 
 def test_corpus_parses_as_labelled(corpus: list[dict]) -> None:
@@ -106,8 +119,10 @@ def test_corpus_parses_as_labelled(corpus: list[dict]) -> None:
             if got == expected:
                 problems.append(f"{entry['id']}: now parses as labelled; drop parser_disagrees")
         elif got != expected:
-            problems.append(f"{entry['id']}: expected {expected!r}, got {got!r} for "
-                            f"{entry['raw'][:80]!r} labels={entry['labels']}")
+            problems.append(
+                f"{entry['id']}: expected {expected!r}, got {got!r} for "
+                f"{entry['raw'][:80]!r} labels={entry['labels']}"
+            )
     assert not problems, f"{len(problems)} corpus mismatches:\n" + "\n".join(problems)
 
 
@@ -153,141 +168,212 @@ def test_patterns_are_compiled_once_per_label_and_option_set() -> None:
 
 
 def _check(cases: list[tuple[str, list[str], list[str], str]]) -> None:
-    wrong = [(raw, exp, _outcome(parse_answer(raw, labels, options)))
-             for raw, labels, options, exp in cases]
+    wrong = [
+        (raw, exp, _outcome(parse_answer(raw, labels, options)))
+        for raw, labels, options, exp in cases
+    ]
     wrong = [w for w in wrong if w[1] != w[2]]
     assert not wrong, wrong
 
 
 def test_label_forms() -> None:
-    forms = ["B", "(B)", "B)", "B.", "[B]", "**B**", "Answer: B", "The answer is B.",
-             "B. Paris", "`B`", "'B'", '"B"', "Answer:\nB", "Option B", "{B}", "<B>",
-             "The correct answer is: (B) Paris", "B - Paris", "B: Paris", "> B"]
+    forms = [
+        "B",
+        "(B)",
+        "B)",
+        "B.",
+        "[B]",
+        "**B**",
+        "Answer: B",
+        "The answer is B.",
+        "B. Paris",
+        "`B`",
+        "'B'",
+        '"B"',
+        "Answer:\nB",
+        "Option B",
+        "{B}",
+        "<B>",
+        "The correct answer is: (B) Paris",
+        "B - Paris",
+        "B: Paris",
+        "> B",
+    ]
     _check([(raw, UP4, CAP, "B") for raw in forms])
 
 
 def test_case_folding_only_when_unambiguous() -> None:
-    _check([("b", UP4, CAP, "B"), ("B", LO4, CAP, "b"), ("II", ROM4, CAP, "ii"),
-            ("iv", ROMU4, CAP, "IV"), ("Γ", GRK4, CAP, "γ"),
+    _check(
+        [
+            ("b", UP4, CAP, "B"),
+            ("B", LO4, CAP, "b"),
+            ("II", ROM4, CAP, "ii"),
+            ("iv", ROMU4, CAP, "IV"),
+            ("Γ", GRK4, CAP, "γ"),
             # a set that differs only by case is matched case-sensitively
             ("b", ["A", "a", "B", "b"], ["w", "x", "y", "z"], "b"),
-            ("B", ["A", "a", "B", "b"], ["w", "x", "y", "z"], "B")])
+            ("B", ["A", "a", "B", "b"], ["w", "x", "y", "z"], "B"),
+        ]
+    )
 
 
 def test_whole_tokens_only() -> None:
-    _check([
-        ("ii", ROM4, CAP, "ii"), ("iii", ROM4, CAP, "iii"), ("(iv)", ROM4, CAP, "iv"),
-        ("Bob said so.", UP4, CAP, "no_label"),
-        ("B-cells and B's friends", UP4, CAP, "no_label"),
-        ("C++ and C# are languages.", UP4, CAP, "no_label"),
-        ("e.g. this", ["a", "b", "c", "d", "e"], [*CAP, "Rome"], "no_label"),
-        ("The answer is 3.5", NUM4, CAP, "no_label"),
-        ("The answer is 13.", NUM4, CAP, "no_label"),
-        ("It costs 1,000 euros.", NUM4, CAP, "no_label"),
-        # documented: a bare upper-case label in prose is a mention, a lower-case one is not
-        ("Vitamin C helps.", UP4, CAP, "C"),
-        ("c helps.", UP4, CAP, "no_label"),
-    ])
+    _check(
+        [
+            ("ii", ROM4, CAP, "ii"),
+            ("iii", ROM4, CAP, "iii"),
+            ("(iv)", ROM4, CAP, "iv"),
+            ("Bob said so.", UP4, CAP, "no_label"),
+            ("B-cells and B's friends", UP4, CAP, "no_label"),
+            ("C++ and C# are languages.", UP4, CAP, "no_label"),
+            ("e.g. this", ["a", "b", "c", "d", "e"], [*CAP, "Rome"], "no_label"),
+            ("The answer is 3.5", NUM4, CAP, "no_label"),
+            ("The answer is 13.", NUM4, CAP, "no_label"),
+            ("It costs 1,000 euros.", NUM4, CAP, "no_label"),
+            # documented: a bare upper-case label in prose is a mention, a lower-case one is not
+            ("Vitamin C helps.", UP4, CAP, "C"),
+            ("c helps.", UP4, CAP, "no_label"),
+        ]
+    )
 
 
 def test_word_like_labels_need_a_label_context() -> None:
     bio = ["Nucleus", "Chloroplast", "Ribosome", "Cell wall"]
-    _check([
-        ("I think so.", ROMU4, CAP, "no_label"),
-        ("I think the answer is II.", ROMU4, CAP, "II"),
-        ("I", ROMU4, CAP, "I"),
-        ("A mitochondrion is an organelle.", UP4, bio, "no_label"),
-        ("A chloroplast.", UP4, bio, "B"),
-        ("A. Chloroplast", UP4, bio, "ambiguous"),  # label A with option B's text
-        ("The answer is b, a city on the Seine.", LO4, CAP, "b"),
-        ("The answer is a.", LO4, CAP, "a"),
-        ("A or B", UP4, CAP, "ambiguous"),
-        ("1 in 4 people agree.", NUM4, CAP, "no_label"),
-    ])
+    _check(
+        [
+            ("I think so.", ROMU4, CAP, "no_label"),
+            ("I think the answer is II.", ROMU4, CAP, "II"),
+            ("I", ROMU4, CAP, "I"),
+            ("A mitochondrion is an organelle.", UP4, bio, "no_label"),
+            ("A chloroplast.", UP4, bio, "B"),
+            ("A. Chloroplast", UP4, bio, "ambiguous"),  # label A with option B's text
+            ("The answer is b, a city on the Seine.", LO4, CAP, "b"),
+            ("The answer is a.", LO4, CAP, "a"),
+            ("A or B", UP4, CAP, "ambiguous"),
+            ("1 in 4 people agree.", NUM4, CAP, "no_label"),
+        ]
+    )
 
 
 def test_numbers_and_numeric_options() -> None:
     mul = ["54", "56", "58", "64"]
-    _check([
-        ("56", NUM4, mul, "2"),
-        ("The answer is 4", NUM4, mul, "4"),  # label first
-        ("4) 56", NUM4, mul, "ambiguous"),
-        ("2) 56", NUM4, mul, "2"),
-        ("7 times 8 is 56.", NUM4, mul, "2"),
-        ("1. How does this work?", NUM4, CAP, "no_label"),
-    ])
+    _check(
+        [
+            ("56", NUM4, mul, "2"),
+            ("The answer is 4", NUM4, mul, "4"),  # label first
+            ("4) 56", NUM4, mul, "ambiguous"),
+            ("2) 56", NUM4, mul, "2"),
+            ("7 times 8 is 56.", NUM4, mul, "2"),
+            ("1. How does this work?", NUM4, CAP, "no_label"),
+        ]
+    )
 
 
 def test_greek_labels() -> None:
-    _check([("β", GRK4, CAP, "β"), ("(β) Paris", GRK4, CAP, "β"), ("Beta", GRK4, CAP, "β"),
-            ("The answer is gamma.", GRK4, CAP, "γ"), ("B", GRK4, CAP, "no_label"),
-            ("α or β", GRK4, CAP, "ambiguous")])
+    _check(
+        [
+            ("β", GRK4, CAP, "β"),
+            ("(β) Paris", GRK4, CAP, "β"),
+            ("Beta", GRK4, CAP, "β"),
+            ("The answer is gamma.", GRK4, CAP, "γ"),
+            ("B", GRK4, CAP, "no_label"),
+            ("α or β", GRK4, CAP, "ambiguous"),
+        ]
+    )
 
 
 def test_option_text() -> None:
-    _check([
-        ("Paris", UP4, CAP, "B"), ("The answer is Paris.", UP4, CAP, "B"),
-        ("PARIS!", UP4, CAP, "B"),
-        ("Egyptians built them.", UP4, ["The Romans", "The Egyptians", "The Celts", "The Aztecs"],
-         "B"),
-        ("Paris (B)", UP4, CAP, "B"), ("London (B)", UP4, CAP, "ambiguous"),
-        ("B) London", UP4, CAP, "ambiguous"),
-        ("The answer is not London, it is Paris.", UP4, CAP, "B"),
-    ])
+    _check(
+        [
+            ("Paris", UP4, CAP, "B"),
+            ("The answer is Paris.", UP4, CAP, "B"),
+            ("PARIS!", UP4, CAP, "B"),
+            (
+                "Egyptians built them.",
+                UP4,
+                ["The Romans", "The Egyptians", "The Celts", "The Aztecs"],
+                "B",
+            ),
+            ("Paris (B)", UP4, CAP, "B"),
+            ("London (B)", UP4, CAP, "ambiguous"),
+            ("B) London", UP4, CAP, "ambiguous"),
+            ("The answer is not London, it is Paris.", UP4, CAP, "B"),
+        ]
+    )
 
 
 def test_agree_scale_wording() -> None:
-    _check([
-        ("I strongly disagree", NUM4, AG4, "1"), ("I disagree", NUM4, AG4, "2"),
-        ("I agree", NUM4, AG4, "3"), ("I strongly agree", NUM4, AG4, "4"),
-        ("Disagree.", NUM4, AG4, "2"), ("agree", NUM4, AG4, "3"),
-        ("I agree strongly.", NUM4, AG4, "4"),
-        ("I somewhat agree", NUM4, AG4, "3"), ("I completely disagree", NUM4, AG4, "2"),
-        ("I neither agree nor disagree", [*NUM4, "5"], AG5, "3"),
-        ("I neither agree nor disagree", NUM4, AG4, "no_label"),
-        ("I do not agree.", NUM4, AG4, "no_label"),
-        ("I would not say that I agree.", NUM4, AG4, "no_label"),
-        ("I don't know, but I agree.", NUM4, AG4, "3"),
-        ("Agree or disagree, it depends.", NUM4, AG4, "ambiguous"),
-    ])
+    _check(
+        [
+            ("I strongly disagree", NUM4, AG4, "1"),
+            ("I disagree", NUM4, AG4, "2"),
+            ("I agree", NUM4, AG4, "3"),
+            ("I strongly agree", NUM4, AG4, "4"),
+            ("Disagree.", NUM4, AG4, "2"),
+            ("agree", NUM4, AG4, "3"),
+            ("I agree strongly.", NUM4, AG4, "4"),
+            ("I somewhat agree", NUM4, AG4, "3"),
+            ("I completely disagree", NUM4, AG4, "2"),
+            ("I neither agree nor disagree", [*NUM4, "5"], AG5, "3"),
+            ("I neither agree nor disagree", NUM4, AG4, "no_label"),
+            ("I do not agree.", NUM4, AG4, "no_label"),
+            ("I would not say that I agree.", NUM4, AG4, "no_label"),
+            ("I don't know, but I agree.", NUM4, AG4, "3"),
+            ("Agree or disagree, it depends.", NUM4, AG4, "ambiguous"),
+        ]
+    )
 
 
 def test_precedence_clear_statements_before_mentions() -> None:
-    _check([
-        # repeated clear statements with one label are one answer
-        ("The answer is B. Yes, B.", UP4, CAP, "B"),
-        ("B) Paris\n\nThe correct answer is B.", UP4, CAP, "B"),
-        # clear statements that disagree are ambiguous
-        ("A) London\n\nThe correct answer is B) Paris.", UP4, CAP, "ambiguous"),
-        # a clear statement outranks other mentions
-        ("The answer is B. London and Berlin are not capitals of France.", UP4, CAP, "B"),
-        ("B is correct; A and C are wrong.", UP4, CAP, "B"),
-        # an echoed option list is not an answer, but a cue after it is
-        ("A) London\nB) Paris\nC) Berlin\nD) Madrid", UP4, CAP, "ambiguous"),
-        ("A) London\nB) Paris\nC) Berlin\nD) Madrid\nAnswer: C", UP4, CAP, "C"),
-        # "A:" opening the line is the Q:/A: answer cue
-        ("A: Paris", UP4, CAP, "B"),
-        ("A: [C] Berlin", UP4, CAP, "C"),
-    ])
+    _check(
+        [
+            # repeated clear statements with one label are one answer
+            ("The answer is B. Yes, B.", UP4, CAP, "B"),
+            ("B) Paris\n\nThe correct answer is B.", UP4, CAP, "B"),
+            # clear statements that disagree are ambiguous
+            ("A) London\n\nThe correct answer is B) Paris.", UP4, CAP, "ambiguous"),
+            # a clear statement outranks other mentions
+            ("The answer is B. London and Berlin are not capitals of France.", UP4, CAP, "B"),
+            ("B is correct; A and C are wrong.", UP4, CAP, "B"),
+            # an echoed option list is not an answer, but a cue after it is
+            ("A) London\nB) Paris\nC) Berlin\nD) Madrid", UP4, CAP, "ambiguous"),
+            ("A) London\nB) Paris\nC) Berlin\nD) Madrid\nAnswer: C", UP4, CAP, "C"),
+            # "A:" opening the line is the Q:/A: answer cue
+            ("A: Paris", UP4, CAP, "B"),
+            ("A: [C] Berlin", UP4, CAP, "C"),
+        ]
+    )
 
 
 def test_refusals() -> None:
-    _check([
-        ("As an AI, I cannot answer that.", UP4, CAP, "refusal"),
-        ("I don't have personal opinions.", NUM4, AG4, "refusal"),
-        ("As an AI language model, I don't have personal beliefs, but some people agree.",
-         NUM4, AG4, "refusal"),
-        ("I'm sorry, but I can't help with that.", UP4, CAP, "refusal"),
-        ("I'm a helpful AI assistant.", NUM4, AG4, "refusal"),
-        ("As an AI, I would say B.", UP4, CAP, "B"),  # an answer outranks the disclaimer
-        ("I cannot stress this enough: I agree.", NUM4, AG4, "3"),
-    ])
+    _check(
+        [
+            ("As an AI, I cannot answer that.", UP4, CAP, "refusal"),
+            ("I don't have personal opinions.", NUM4, AG4, "refusal"),
+            (
+                "As an AI language model, I don't have personal beliefs, but some people agree.",
+                NUM4,
+                AG4,
+                "refusal",
+            ),
+            ("I'm sorry, but I can't help with that.", UP4, CAP, "refusal"),
+            ("I'm a helpful AI assistant.", NUM4, AG4, "refusal"),
+            ("As an AI, I would say B.", UP4, CAP, "B"),  # an answer outranks the disclaimer
+            ("I cannot stress this enough: I agree.", NUM4, AG4, "3"),
+        ]
+    )
 
 
 def test_empty_and_no_label() -> None:
-    _check([("", UP4, CAP, "empty"), (" \n\t", UP4, CAP, "empty"),
-            ("***", UP4, CAP, "no_label"), ("Good question!", UP4, CAP, "no_label"),
-            ("\u200b", UP4, CAP, "no_label")])
+    _check(
+        [
+            ("", UP4, CAP, "empty"),
+            (" \n\t", UP4, CAP, "empty"),
+            ("***", UP4, CAP, "no_label"),
+            ("Good question!", UP4, CAP, "no_label"),
+            ("\u200b", UP4, CAP, "no_label"),
+        ]
+    )
 
 
 def test_odd_code_points_do_not_raise() -> None:
@@ -303,12 +389,58 @@ def test_long_text_is_cut() -> None:
 
 # -- properties ------------------------------------------------------------------------------
 
-TOKENS = st.sampled_from([
-    "A", "B", "b", "(C)", "D)", "ii", "I", "a", "1", "2.", "β", "beta", "Answer:", "answer is",
-    "The", "Paris", "London", "agree", "disagree", "strongly", "not", "I'm", "AI", "As an",
-    "or", "and", ",", ".", "\n", "**", "(", ")", "[", "]", "'", '"', "-", ":", "e.g.", "Ⅱ",
-    "①", "３", "\u200b", "\x00", "é", "Ⅳ", "I cannot answer", "option",
-])
+TOKENS = st.sampled_from(
+    [
+        "A",
+        "B",
+        "b",
+        "(C)",
+        "D)",
+        "ii",
+        "I",
+        "a",
+        "1",
+        "2.",
+        "β",
+        "beta",
+        "Answer:",
+        "answer is",
+        "The",
+        "Paris",
+        "London",
+        "agree",
+        "disagree",
+        "strongly",
+        "not",
+        "I'm",
+        "AI",
+        "As an",
+        "or",
+        "and",
+        ",",
+        ".",
+        "\n",
+        "**",
+        "(",
+        ")",
+        "[",
+        "]",
+        "'",
+        '"',
+        "-",
+        ":",
+        "e.g.",
+        "Ⅱ",
+        "①",
+        "３",
+        "\u200b",
+        "\x00",
+        "é",
+        "Ⅳ",
+        "I cannot answer",
+        "option",
+    ]
+)
 
 
 def _options_for(labels: list[str], which: int) -> list[str]:
@@ -335,8 +467,11 @@ def test_any_text_never_raises(raw: str, which: int) -> None:
 
 
 @settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow], deadline=None)
-@given(words=st.lists(TOKENS, max_size=25), which=st.integers(0, len(LABEL_SETS) - 1),
-       sep=st.sampled_from([" ", "", "\n"]))
+@given(
+    words=st.lists(TOKENS, max_size=25),
+    which=st.integers(0, len(LABEL_SETS) - 1),
+    sep=st.sampled_from([" ", "", "\n"]),
+)
 def test_label_like_soup_never_raises(words: list[str], which: int, sep: str) -> None:
     labels = LABEL_SETS[which]
     options = _options_for(labels, which)
@@ -351,11 +486,26 @@ def test_clear_statements_round_trip(which: int, data: st.DataObject) -> None:
     options = ["Lisbon", "Oslo", "Vienna", "Athens", "Dublin"][: len(labels)]
     k = data.draw(st.integers(0, len(labels) - 1))
     bare = normalize._bare_label(labels[k])
-    template = data.draw(st.sampled_from([
-        "{l}", "({l})", "[{l}]", "{l})", "{l}.", "Answer: {l}", "The answer is {l}.",
-        "The answer is ({l}) {o}.", "{l}) {o}", "I choose {l}.", "**{l}**", "{o}",
-        "The answer is {o}.", "Option {l}",
-    ]))
+    template = data.draw(
+        st.sampled_from(
+            [
+                "{l}",
+                "({l})",
+                "[{l}]",
+                "{l})",
+                "{l}.",
+                "Answer: {l}",
+                "The answer is {l}.",
+                "The answer is ({l}) {o}.",
+                "{l}) {o}",
+                "I choose {l}.",
+                "**{l}**",
+                "{o}",
+                "The answer is {o}.",
+                "Option {l}",
+            ]
+        )
+    )
     raw = template.format(l=bare, o=options[k])
     result = parse_answer(raw, labels, options)
     assert (result.label, result.position) == (labels[k], k), raw

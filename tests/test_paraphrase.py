@@ -35,17 +35,47 @@ from robustness.items import Item
 from robustness.prompts import default_spec
 from robustness.variants import Variant
 
-MC = Item("m1", "demo", "objective", "Which of the following is the largest planet?",
-          ("Mars", "Jupiter", "Venus", "Earth"), answer=1)
+MC = Item(
+    "m1",
+    "demo",
+    "objective",
+    "Which of the following is the largest planet?",
+    ("Mars", "Jupiter", "Venus", "Earth"),
+    answer=1,
+)
 WHAT = Item("m2", "demo", "objective", "What is 7 times 6?", ("42", "48", "36", "54"), answer=0)
-TASK = Item("m3", "demo", "objective", "Find the next number: 2, 4, 8, 16",
-            ("24", "32", "30", "18"), answer=1)
-AGREE = Item("a1", "demo", "subjective", "It is not always wrong to tell a white lie.",
-             ("Strongly disagree", "Disagree", "Agree", "Strongly agree"), scale="ordinal")
-QUOTED = Item("a2", "demo", "subjective", 'The saying "time is money" is true.',
-              ("Disagree", "Agree"), scale="ordinal")
-ORD = Item("o1", "demo", "subjective", "How important is leisure time in your life?",
-           ("Not at all important", "Slightly important", "Very important"), scale="ordinal")
+TASK = Item(
+    "m3",
+    "demo",
+    "objective",
+    "Find the next number: 2, 4, 8, 16",
+    ("24", "32", "30", "18"),
+    answer=1,
+)
+AGREE = Item(
+    "a1",
+    "demo",
+    "subjective",
+    "It is not always wrong to tell a white lie.",
+    ("Strongly disagree", "Disagree", "Agree", "Strongly agree"),
+    scale="ordinal",
+)
+QUOTED = Item(
+    "a2",
+    "demo",
+    "subjective",
+    'The saying "time is money" is true.',
+    ("Disagree", "Agree"),
+    scale="ordinal",
+)
+ORD = Item(
+    "o1",
+    "demo",
+    "subjective",
+    "How important is leisure time in your life?",
+    ("Not at all important", "Slightly important", "Very important"),
+    scale="ordinal",
+)
 ITEMS = (MC, WHAT, TASK, AGREE, QUOTED, ORD)
 
 
@@ -83,8 +113,11 @@ def test_statement_frames_keep_the_statement_verbatim():
     assert len(frames) == len(STATEMENT_FRAMES)
     assert all(AGREE.question in q for q in frames)
     # statements with their own double quotes get no quoting frame
-    quoted = [q for how, q in question_rewrites(QUOTED, QUOTED.question)
-              if how.startswith("statement_frame")]
+    quoted = [
+        q
+        for how, q in question_rewrites(QUOTED, QUOTED.question)
+        if how.startswith("statement_frame")
+    ]
     assert quoted and all(q.count('"') == 2 for q in quoted)
 
 
@@ -96,8 +129,9 @@ def test_question_rules():
     assert got["rule/whats"] == "What's 7 times 6?"
     back = dict(question_rewrites(WHAT, "What's 7 times 6?"))
     assert back["rule/what_is"] == "What is 7 times 6?"
-    assert all(how.startswith(("task_frame", "rule")) for how, _ in
-               question_rewrites(TASK, TASK.question))
+    assert all(
+        how.startswith(("task_frame", "rule")) for how, _ in question_rewrites(TASK, TASK.question)
+    )
     got = dict(question_rewrites(ORD, ORD.question))
     assert got["in_your_opinion"] == "In your opinion, how important is leisure time in your life?"
 
@@ -144,7 +178,12 @@ def test_options_labels_and_format_never_change():
         assert len(set(texts)) == len(texts) and spec.render() not in texts
         for vspec, params in out:
             assert (vspec.options, vspec.labels, vspec.order, vspec.format, vspec.negated) == (
-                spec.options, spec.labels, spec.order, spec.format, spec.negated)
+                spec.options,
+                spec.labels,
+                spec.order,
+                spec.format,
+                spec.negated,
+            )
             assert params["paraphraser"] == "rules" and params["rewrite"]
             oracle_round_trip(Variant(item, fam.name, "x", vspec, params))
 
@@ -186,18 +225,28 @@ def _write(tmp_path, name, text):
 
 
 def test_file_paraphraser_jsonl_and_csv(tmp_path):
-    jsonl = _write(tmp_path, "p.jsonl", "\n".join(json.dumps(r) for r in [
-        {"item_id": "m1", "paraphrase": "Which planet is the biggest one?"},
-        {"item_id": "m1", "paraphrase": "Name the largest planet.", "dataset": "demo"},
-        {"item_id": "m1", "paraphrase": "Not this one.", "dataset": "other"},
-        {"item_id": "m2", "paraphrase": "How much is 7 times 6?"},
-    ]) + "\n\n")
+    jsonl = _write(
+        tmp_path,
+        "p.jsonl",
+        "\n".join(
+            json.dumps(r)
+            for r in [
+                {"item_id": "m1", "paraphrase": "Which planet is the biggest one?"},
+                {"item_id": "m1", "paraphrase": "Name the largest planet.", "dataset": "demo"},
+                {"item_id": "m1", "paraphrase": "Not this one.", "dataset": "other"},
+                {"item_id": "m2", "paraphrase": "How much is 7 times 6?"},
+            ]
+        )
+        + "\n\n",
+    )
     para = FileParaphraser(jsonl)
     got = para.paraphrase(MC, default_spec(MC), 5, np.random.default_rng(0))
-    assert [r.question for r in got] == ["Which planet is the biggest one?",
-                                         "Name the largest planet."]
+    assert [r.question for r in got] == [
+        "Which planet is the biggest one?",
+        "Name the largest planet.",
+    ]
     assert got[0].instruction is None and got[0].how == "file/line 1"
-    csv_path = _write(tmp_path, "p.csv", "item_id,paraphrase\nm2,\"Seven times six, is?\"\n")
+    csv_path = _write(tmp_path, "p.csv", 'item_id,paraphrase\nm2,"Seven times six, is?"\n')
     fam = _family(paraphraser=FileParaphraser(csv_path))
     out = _perturb(fam, WHAT)
     assert [s.question for s, _ in out] == ["Seven times six, is?"]
@@ -205,20 +254,29 @@ def test_file_paraphraser_jsonl_and_csv(tmp_path):
     oracle_round_trip(Variant(WHAT, fam.name, "x", out[0][0], out[0][1]))
 
 
-@pytest.mark.parametrize(("name", "text", "message"), [
-    ("p.jsonl", '{"item_id": "m1", "paraphrase": "ok"}\n{"item_id": "m1", ',
-     "line 2: is not valid"),
-    ("p.jsonl", '["m1", "x"]\n', "line 1: expected a JSON object"),
-    ("p.jsonl", '{"item_id": "m1"}\n', "line 1: missing field 'paraphrase'"),
-    ("p.jsonl", '{"item_id": "m1", "paraphrase": "a"}\n{"item_id": "m2", "paraphrase": " "}\n',
-     "line 2, field 'paraphrase': is empty"),
-    ("p.jsonl", '{"item_id": null, "paraphrase": "a"}\n', "line 1, field 'item_id'"),
-    ("p.csv", "item_id,text\nm1,hello\n", "line 1: the header has no column 'paraphrase'"),
-    ("p.csv", "item_id,paraphrase\nm1,a\nm2,\n", "line 3, field 'paraphrase': is empty"),
-    ("p.csv", "item_id,paraphrase\nm1,a,b\n", "line 2: has more cells than the header"),
-    ("p.txt", "item_id,paraphrase\n", "unknown paraphrase file type '.txt'"),
-    ("p.jsonl", "\n\n", "holds no paraphrases"),
-])
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        (
+            "p.jsonl",
+            '{"item_id": "m1", "paraphrase": "ok"}\n{"item_id": "m1", ',
+            "line 2: is not valid",
+        ),
+        ("p.jsonl", '["m1", "x"]\n', "line 1: expected a JSON object"),
+        ("p.jsonl", '{"item_id": "m1"}\n', "line 1: missing field 'paraphrase'"),
+        (
+            "p.jsonl",
+            '{"item_id": "m1", "paraphrase": "a"}\n{"item_id": "m2", "paraphrase": " "}\n',
+            "line 2, field 'paraphrase': is empty",
+        ),
+        ("p.jsonl", '{"item_id": null, "paraphrase": "a"}\n', "line 1, field 'item_id'"),
+        ("p.csv", "item_id,text\nm1,hello\n", "line 1: the header has no column 'paraphrase'"),
+        ("p.csv", "item_id,paraphrase\nm1,a\nm2,\n", "line 3, field 'paraphrase': is empty"),
+        ("p.csv", "item_id,paraphrase\nm1,a,b\n", "line 2: has more cells than the header"),
+        ("p.txt", "item_id,paraphrase\n", "unknown paraphrase file type '.txt'"),
+        ("p.jsonl", "\n\n", "holds no paraphrases"),
+    ],
+)
 def test_file_paraphraser_errors_name_file_and_line(tmp_path, name, text, message):
     path = _write(tmp_path, name, text)
     with pytest.raises(ParaphraseFileError) as err:
@@ -256,86 +314,122 @@ class FakeRunner:
         return [Out(self.replies[i % len(self.replies)]) for i in range(len(prompts))]
 
 
-@pytest.mark.parametrize(("raw", "clean"), [
-    ('Sure! Here is the rewritten question: "Which planet is biggest?"',
-     "Which planet is biggest?"),
-    ("Rewritten question:\n\nWhich planet is biggest?\n\nI kept the meaning.",
-     "Which planet is biggest?"),
-    ("**Question:** Which planet is biggest?\nA. Mars\nB. Jupiter", "Which planet is biggest?"),
-    ("“Which planet is biggest?”", "Which planet is biggest?"),
-    ("Which planet is biggest?", "Which planet is biggest?"),
-    ("Paraphrase: It is sometimes fine to tell a white lie.",
-     "It is sometimes fine to tell a white lie."),
-    ("", ""),
-    ('The statement is reworded to: "Firms must be regulated."', "Firms must be regulated."),
-    ("Here's a rephrased version of the question:\nWhich planet is biggest?",
-     "Which planet is biggest?"),
-    ('Firms must be regulated."', "Firms must be regulated."),
-    ('“Firms must be "regulated".', 'Firms must be "regulated".'),
-])
+@pytest.mark.parametrize(
+    ("raw", "clean"),
+    [
+        (
+            'Sure! Here is the rewritten question: "Which planet is biggest?"',
+            "Which planet is biggest?",
+        ),
+        (
+            "Rewritten question:\n\nWhich planet is biggest?\n\nI kept the meaning.",
+            "Which planet is biggest?",
+        ),
+        ("**Question:** Which planet is biggest?\nA. Mars\nB. Jupiter", "Which planet is biggest?"),
+        ("“Which planet is biggest?”", "Which planet is biggest?"),
+        ("Which planet is biggest?", "Which planet is biggest?"),
+        (
+            "Paraphrase: It is sometimes fine to tell a white lie.",
+            "It is sometimes fine to tell a white lie.",
+        ),
+        ("", ""),
+        ('The statement is reworded to: "Firms must be regulated."', "Firms must be regulated."),
+        (
+            "Here's a rephrased version of the question:\nWhich planet is biggest?",
+            "Which planet is biggest?",
+        ),
+        ('Firms must be regulated."', "Firms must be regulated."),
+        ('“Firms must be "regulated".', 'Firms must be "regulated".'),
+    ],
+)
 def test_clean_output(raw, clean):
     assert clean_output(raw) == clean
 
 
-@pytest.mark.parametrize(("paraphrase", "question", "keeps"), [
-    ("Which planet is the biggest?", "Which of these is the largest planet?", True),
-    ("Telling lies is never right.", "It is not right to tell lies.", True),
-    ("Telling lies is right.", "It is not right to tell lies.", False),  # negation lost
-    ("What is 7 times 8?", "What is 7 times 6?", False),  # another number
-    ("A being that is greater exists in reality.",
-     "A being that exists in reality is greater than a being that _____.", False),  # blank
-    ("Rubber is used on pan handles because it insulates.",
-     "Pan handles are coated in rubber because rubber provides", False),  # completed stem
-    ("Pan handles have a rubber coating since rubber provides",
-     "Pan handles are coated in rubber because rubber provides", True),
-    ("The spin of nitrogen's electrons is 3/2.",
-     "What is the total spin of nitrogen's electrons?", False),  # question made a claim
-])
+@pytest.mark.parametrize(
+    ("paraphrase", "question", "keeps"),
+    [
+        ("Which planet is the biggest?", "Which of these is the largest planet?", True),
+        ("Telling lies is never right.", "It is not right to tell lies.", True),
+        ("Telling lies is right.", "It is not right to tell lies.", False),  # negation lost
+        ("What is 7 times 8?", "What is 7 times 6?", False),  # another number
+        (
+            "A being that is greater exists in reality.",
+            "A being that exists in reality is greater than a being that _____.",
+            False,
+        ),  # blank
+        (
+            "Rubber is used on pan handles because it insulates.",
+            "Pan handles are coated in rubber because rubber provides",
+            False,
+        ),  # completed stem
+        (
+            "Pan handles have a rubber coating since rubber provides",
+            "Pan handles are coated in rubber because rubber provides",
+            True,
+        ),
+        (
+            "The spin of nitrogen's electrons is 3/2.",
+            "What is the total spin of nitrogen's electrons?",
+            False,
+        ),  # question made a claim
+    ],
+)
 def test_keeps_meaning_markers(paraphrase, question, keeps):
     assert keeps_meaning_markers(paraphrase, question) is keeps
 
 
 def test_model_paraphraser_prompts_cleans_and_dedupes():
-    runner = FakeRunner([
-        'Here is the paraphrase: "Which planet is the biggest?"',
-        'Which of the following is the largest "planet"?',  # the original's words: dropped
-        "Which planet is the biggest?",  # a duplicate: dropped
-        "",  # empty: dropped
-        "Of these, which planet is largest?",
-    ])
+    runner = FakeRunner(
+        [
+            'Here is the paraphrase: "Which planet is the biggest?"',
+            'Which of the following is the largest "planet"?',  # the original's words: dropped
+            "Which planet is the biggest?",  # a duplicate: dropped
+            "",  # empty: dropped
+            "Of these, which planet is largest?",
+        ]
+    )
     para = ModelParaphraser(runner, max_new_tokens=40)
     got = para.paraphrase(MC, default_spec(MC), 5, np.random.default_rng(0))
-    assert [r.question for r in got] == ["Which planet is the biggest?",
-                                         "Of these, which planet is largest?"]
+    assert [r.question for r in got] == [
+        "Which planet is the biggest?",
+        "Of these, which planet is largest?",
+    ]
     prompts, budget = runner.calls[0]
     assert budget == 40 and len(prompts) == 5
     for p in prompts:
         assert p[0]["role"] == "user" and MC.question in p[0]["content"]
         assert "Jupiter" not in p[0]["content"]  # the options are never shown to it
     again = ModelParaphraser(FakeRunner(runner.replies)).paraphrase(
-        MC, default_spec(MC), 5, np.random.default_rng(0))
+        MC, default_spec(MC), 5, np.random.default_rng(0)
+    )
     assert [r.how for r in again] == [r.how for r in got]
 
 
 def test_model_paraphraser_in_the_family_with_plain_prompts():
-    runner = FakeRunner(["Is it not always wrong to tell a white lie?",  # a question: dropped
-                         "It is always wrong to tell a white lie.",  # negation lost: dropped
-                         "Telling a white lie is not always wrong.",
-                         "A white lie is not always a wrong thing to tell."])
+    runner = FakeRunner(
+        [
+            "Is it not always wrong to tell a white lie?",  # a question: dropped
+            "It is always wrong to tell a white lie.",  # negation lost: dropped
+            "Telling a white lie is not always wrong.",
+            "A white lie is not always a wrong thing to tell.",
+        ]
+    )
     fam = _family(paraphraser=ModelParaphraser(runner, chat=False))
     out = _perturb(fam, AGREE, n=2)
     assert len(runner.calls[0][0]) == 2 * 2  # oversampled
     assert isinstance(runner.calls[0][0][0], str)
     assert "statement" in runner.calls[0][0][0]
-    assert [s.question for s, _ in out] == ["Telling a white lie is not always wrong.",
-                                            "A white lie is not always a wrong thing to tell."]
+    assert [s.question for s, _ in out] == [
+        "Telling a white lie is not always wrong.",
+        "A white lie is not always a wrong thing to tell.",
+    ]
     assert all(p["paraphraser"] == "model" for _, p in out)
 
 
 def test_model_paraphraser_refuses_changed_numbers():
     runner = FakeRunner(["What is 7 times 8?", "What do you get when you multiply 7 by 6?"])
-    got = ModelParaphraser(runner).paraphrase(WHAT, default_spec(WHAT), 2,
-                                              np.random.default_rng(0))
+    got = ModelParaphraser(runner).paraphrase(WHAT, default_spec(WHAT), 2, np.random.default_rng(0))
     assert [r.question for r in got] == ["What do you get when you multiply 7 by 6?"]
 
 
@@ -352,15 +446,16 @@ def test_rewrite_is_plain_data():
 # ----------------------------------------------------------------------------- real model
 
 
-
 @pytest.mark.slow
 def test_real_similarity_rejects_a_different_question():
     class Swap:
         name = "swap"
 
         def paraphrase(self, item, spec, n, rng):
-            return [Rewrite("Here is a question: " + item.question),
-                    Rewrite("What is the boiling point of water at sea level?")]
+            return [
+                Rewrite("Here is a question: " + item.question),
+                Rewrite("What is the boiling point of water at sea level?"),
+            ]
 
     fam = Paraphrase(paraphraser=Swap())
     out = _perturb(fam, ORD, n=2)
@@ -394,5 +489,4 @@ def test_demo_items_round_trip_through_perturb(demo):
         oracle_round_trip(v)
         assert v.params["similarity"] >= THRESHOLD
     again = rb.perturb(demo[:5], families="paraphrase", n=5, seed=0)
-    assert [v.to_record() for v in again] == [v.to_record() for v in variants
-                                              if v.item in demo[:5]]
+    assert [v.to_record() for v in again] == [v.to_record() for v in variants if v.item in demo[:5]]

@@ -23,8 +23,9 @@ def test_posix_of_framing_variants_with_the_real_model(runner, demo):
     variants = rb.perturb([item], families="framing", n=3, seed=0)
     chat = uses_chat(runner)
     prompts = [prompt_for(v, chat) for v in variants[1:]]
-    res = posix_from_runner(runner, prompts, original=prompt_for(variants[0], chat),
-                            max_new_tokens=6)
+    res = posix_from_runner(
+        runner, prompts, original=prompt_for(variants[0], chat), max_new_tokens=6
+    )
     assert res.original_index == 0 and res.loglik.shape == (4, 4)
     assert np.isfinite(res.psi) and res.psi >= 0
     assert np.all(res.lengths >= 1) and np.all(res.loglik < 0)
@@ -32,8 +33,12 @@ def test_posix_of_framing_variants_with_the_real_model(runner, demo):
     direct = runner.loglikelihood([(res.prompts[1], res.responses[2])])[0]
     assert res.loglik[1, 2] == pytest.approx(direct.logprob, abs=1e-4)
     n = 4
-    by_hand = sum(abs((res.loglik[i, j] - res.loglik[j, j]) / res.lengths[j])
-                  for i in range(n) for j in range(n) if i != j) / (n * (n - 1))
+    by_hand = sum(
+        abs((res.loglik[i, j] - res.loglik[j, j]) / res.lengths[j])
+        for i in range(n)
+        for j in range(n)
+        if i != j
+    ) / (n * (n - 1))
     assert res.psi == pytest.approx(by_hand)
     assert res.responses[0] == runner.generate([res.prompts[0]], 6)[0].text
 

@@ -7,13 +7,30 @@ import pytest
 import robustness as rb
 from robustness.prompts import Exemplar, Format, default_spec
 
-ITEM = rb.Item("q1", "toy", "objective", "Which planet is closest to the Sun?",
-               ("Venus", "Mercury", "Mars", "Earth"), answer=1)
-AGREE = rb.Item("s1", "toy", "subjective", "Cities should plant more trees.",
-                ("Strongly disagree", "Disagree", "Agree", "Strongly agree"), scale="ordinal")
-IMPORTANCE = rb.Item("i1", "toy", "subjective", "How important is music in your life?",
-                     ("Not at all important", "Somewhat important", "Very important"),
-                     scale="ordinal")
+ITEM = rb.Item(
+    "q1",
+    "toy",
+    "objective",
+    "Which planet is closest to the Sun?",
+    ("Venus", "Mercury", "Mars", "Earth"),
+    answer=1,
+)
+AGREE = rb.Item(
+    "s1",
+    "toy",
+    "subjective",
+    "Cities should plant more trees.",
+    ("Strongly disagree", "Disagree", "Agree", "Strongly agree"),
+    scale="ordinal",
+)
+IMPORTANCE = rb.Item(
+    "i1",
+    "toy",
+    "subjective",
+    "How important is music in your life?",
+    ("Not at all important", "Somewhat important", "Very important"),
+    scale="ordinal",
+)
 
 
 def test_default_prompt_text_exactly():
@@ -36,10 +53,19 @@ def test_statements_and_other_scales_get_their_own_instruction():
 
 
 def test_every_format_dimension_shows_in_the_text():
-    fmt = Format(question_descriptor="Query", options_descriptor="", answer_descriptor="Reply",
-                 casing="upper", descriptor_separator=" - ", label_wrapper="({})",
-                 label_separator="  ", option_layout="inline", inline_separator=" | ",
-                 block_separator="\n\n", instruction_position="after")
+    fmt = Format(
+        question_descriptor="Query",
+        options_descriptor="",
+        answer_descriptor="Reply",
+        casing="upper",
+        descriptor_separator=" - ",
+        label_wrapper="({})",
+        label_separator="  ",
+        option_layout="inline",
+        inline_separator=" | ",
+        block_separator="\n\n",
+        instruction_position="after",
+    )
     text = default_spec(ITEM).with_(format=fmt).render()
     assert text == (
         "QUERY - Which planet is closest to the Sun?\n\n"
@@ -92,8 +118,12 @@ def test_inconsistent_specs_are_refused(kwargs, message):
 
 @pytest.mark.parametrize(
     ("kwargs", "message"),
-    [({"casing": "sentence"}, "casing"), ({"label_wrapper": "A"}, "exactly one"),
-     ({"answer_descriptor": " "}, "answer cue"), ({"option_layout": "grid"}, "option_layout")],
+    [
+        ({"casing": "sentence"}, "casing"),
+        ({"label_wrapper": "A"}, "exactly one"),
+        ({"answer_descriptor": " "}, "answer cue"),
+        ({"option_layout": "grid"}, "option_layout"),
+    ],
 )
 def test_bad_formats_are_refused(kwargs, message):
     with pytest.raises(ValueError, match=message):
@@ -102,8 +132,11 @@ def test_bad_formats_are_refused(kwargs, message):
 
 def test_variant_answer_map_undoes_order_labels_and_negation():
     spec = default_spec(AGREE).with_(
-        options=tuple(reversed(AGREE.options)), order=(3, 2, 1, 0), labels=("1", "2", "3", "4"),
-        negated=True)
+        options=tuple(reversed(AGREE.options)),
+        order=(3, 2, 1, 0),
+        labels=("1", "2", "3", "4"),
+        negated=True,
+    )
     v = rb.Variant(AGREE, "test", "test/0", spec, {})
     # displayed "1" is "Strongly agree" (canonical 3) of a negated statement -> canonical 0
     assert v.answer_map == {"1": 0, "2": 1, "3": 2, "4": 3}
@@ -117,6 +150,7 @@ def test_each_package_imports_first_in_a_fresh_interpreter():
     import sys
 
     for first in ("perturbations", "analyses", "robustness", "robustness.cli"):
-        done = subprocess.run([sys.executable, "-c", f"import {first}"], capture_output=True,
-                              text=True)
+        done = subprocess.run(
+            [sys.executable, "-c", f"import {first}"], capture_output=True, text=True
+        )
         assert done.returncode == 0, (first, done.stderr[-800:])

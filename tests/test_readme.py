@@ -34,14 +34,20 @@ def test_the_two_commands_come_first_and_are_make_targets():
 
 @pytest.mark.slow
 def test_tour_commands_run(tmp_path):
-    shutil.copytree(REPO / "examples", tmp_path / "examples",
-                    ignore=shutil.ignore_patterns("results"))
+    shutil.copytree(
+        REPO / "examples", tmp_path / "examples", ignore=shutil.ignore_patterns("results")
+    )
     exe = str(Path(sys.executable).with_name("robustness"))
     (tour,) = [b for b in blocks("bash") if "robustness perturb" in b]
     for line in tour.strip().splitlines():
         assert line.startswith("robustness ")
-        done = subprocess.run([exe, *line.split()[1:]], cwd=tmp_path, capture_output=True,
-                              text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+        done = subprocess.run(
+            [exe, *line.split()[1:]],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "OMP_NUM_THREADS": "1"},
+        )
         assert done.returncode == 0, (line, done.stdout[-2000:], done.stderr[-2000:])
     assert (tmp_path / "variants.jsonl").exists()
     report = tmp_path / "examples" / "results" / "quick-report"

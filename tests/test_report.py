@@ -26,25 +26,56 @@ def report(tmp_path_factory):
     table["prompt"] = "Question: " + EVIL + "\nA. yes\nB. no\nAnswer:"
     table.loc[table["item_id"] == table["item_id"].iloc[0], "raw_output"] = EVIL
     result = analyze(table, out, n_boot=100, quiet=True)
-    meta = {"study": {"name": "unit <b>test</b>", "families": ["framing"], "n_variants": 5,
-                      "seed": 0, "shots": 0, "models": [
-                          {"name": "model_1", "backend": "hf", "model": "embedded",
-                           "mode": "choice", "dtype": "float32", "batch_size": 8}]},
-            "models": {"model_1": {"runner": {"dtype": "float32", "batch_size": 8},
-                                   "chat": True,
-                                   "noise_floor": {"flips": 1, "k": 16,
-                                                   "max_abs_prob_diff": 0.002}}}}
+    meta = {
+        "study": {
+            "name": "unit <b>test</b>",
+            "families": ["framing"],
+            "n_variants": 5,
+            "seed": 0,
+            "shots": 0,
+            "models": [
+                {
+                    "name": "model_1",
+                    "backend": "hf",
+                    "model": "embedded",
+                    "mode": "choice",
+                    "dtype": "float32",
+                    "batch_size": 8,
+                }
+            ],
+        },
+        "models": {
+            "model_1": {
+                "runner": {"dtype": "float32", "batch_size": 8},
+                "chat": True,
+                "noise_floor": {"flips": 1, "k": 16, "max_abs_prob_diff": 0.002},
+            }
+        },
+    }
     paths = write_report(table, result, out, meta)
     return out, paths, result
 
 
 def test_every_part_is_written(report):
     out, paths, _ = report
-    for name in ("agreement_heatmap", "type_by_category", "pss_distribution", "format_accuracy",
-                 "confidence_vs_pss"):
+    for name in (
+        "agreement_heatmap",
+        "type_by_category",
+        "pss_distribution",
+        "format_accuracy",
+        "confidence_vs_pss",
+    ):
         assert paths[name].exists() and paths[name].stat().st_size > 5000
-    for name in ("agreement_by_type_category", "wald_type2", "wald_type3", "marginal_means",
-                 "contrasts", "separation", "pss", "agreement_items"):
+    for name in (
+        "agreement_by_type_category",
+        "wald_type2",
+        "wald_type3",
+        "marginal_means",
+        "contrasts",
+        "separation",
+        "pss",
+        "agreement_items",
+    ):
         assert (out / "tables" / f"{name}.csv").exists()
         assert (out / "tables" / f"{name}.tex").read_text().startswith(r"\begin{table}")
     html = paths["html"].read_text()
@@ -86,8 +117,11 @@ def test_latex_and_markdown_writers_escape():
     tex = to_latex(df, caption="Wald $\\chi^2$")
     assert r"a\_b \& c & 1.235 \\" in tex and r"50\% & - \\" in tex and r"\toprule" in tex
     assert r"\caption{Wald \$\textbackslash{}chi\textasciicircum{}2\$}" in tex
-    md = to_markdown(pd.DataFrame({"x": ["a|b"], "y": ["<img src=x onerror=alert(1)>"],
-                                   "z": ["[x](javascript:y)"]}))
+    md = to_markdown(
+        pd.DataFrame(
+            {"x": ["a|b"], "y": ["<img src=x onerror=alert(1)>"], "z": ["[x](javascript:y)"]}
+        )
+    )
     assert md.splitlines()[2] == r"| a\|b | \<img src=x onerror=alert(1)\> | \[x\](javascript:y) |"
 
 
@@ -110,9 +144,17 @@ def chromium() -> str:
 
 
 def browser(exe: str, profile: Path, *args: str) -> subprocess.CompletedProcess:
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             "--disable-quic", f"--user-data-dir={profile}"]
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-quic",
+        f"--user-data-dir={profile}",
+    ]
     return subprocess.run([exe, *flags, *args], capture_output=True, text=True, timeout=120)
 
 
@@ -121,15 +163,15 @@ def test_report_renders_in_headless_chromium_with_every_image(report, tmp_path):
     html = report[1]["html"]
     probe = tmp_path / "probe.html"
     probe.write_text(html.read_text().replace("</body>", CHECK + "</body>"))
-    dom = browser(exe, tmp_path / "p1", "--virtual-time-budget=5000", "--dump-dom",
-                  probe.as_uri()).stdout
+    dom = browser(
+        exe, tmp_path / "p1", "--virtual-time-budget=5000", "--dump-dom", probe.as_uri()
+    ).stdout
     found = re.search(r'<pre id="image-check">(.*?)</pre>', dom)
     assert found, dom[-500:]
     states = json.loads(found.group(1).replace("&quot;", '"'))
     assert len(states) == 5 and all(ok and width > 100 for ok, width in states), states
     shot = tmp_path / "shot.png"
-    browser(exe, tmp_path / "p2", "--window-size=1200,2400", f"--screenshot={shot}",
-            html.as_uri())
+    browser(exe, tmp_path / "p2", "--window-size=1200,2400", f"--screenshot={shot}", html.as_uri())
     from matplotlib.image import imread
 
     pixels = imread(shot)[..., :3]

@@ -28,11 +28,25 @@ def tiny_folder(tmp_path_factory) -> Path:
     return save_tiny_model(tmp_path_factory.mktemp("tiny-model"))
 
 
-def study_file(tmp_path: Path, folder: Path, *, models: list[dict], items: int = 3,
-               families=FAMILIES, n: int = 2) -> Path:
+def study_file(
+    tmp_path: Path,
+    folder: Path,
+    *,
+    models: list[dict],
+    items: int = 3,
+    families=FAMILIES,
+    n: int = 2,
+) -> Path:
     lines = [
-        "[study]", 'name = "t"', "seed = 1", f"families = {list(families)!r}".replace("'", '"'),
-        f"n_variants = {n}", "", "[output]", 'table = "out/t.parquet"', "",
+        "[study]",
+        'name = "t"',
+        "seed = 1",
+        f"families = {list(families)!r}".replace("'", '"'),
+        f"n_variants = {n}",
+        "",
+        "[output]",
+        'table = "out/t.parquet"',
+        "",
     ]
     for m in models:
         lines.append("[[models]]")
@@ -44,9 +58,11 @@ def study_file(tmp_path: Path, folder: Path, *, models: list[dict], items: int =
 
 
 def test_three_modes_make_one_valid_table_with_metadata(tmp_path, tiny_folder):
-    models = [{"name": "c", "mode": "choice", "batch_size": 4},
-              {"name": "z", "mode": "cloze", "batch_size": 4},
-              {"name": "g", "mode": "generate", "batch_size": 4, "max_new_tokens": 3}]
+    models = [
+        {"name": "c", "mode": "choice", "batch_size": 4},
+        {"name": "z", "mode": "cloze", "batch_size": 4},
+        {"name": "g", "mode": "generate", "batch_size": 4, "max_new_tokens": 3},
+    ]
     config = rb.load_study(study_file(tmp_path, tiny_folder, models=models))
     table, meta = rb.run_study(config, limit=3, noise_floor=4)
     n_variants = meta["n_variants"]
@@ -63,8 +79,11 @@ def test_three_modes_make_one_valid_table_with_metadata(tmp_path, tiny_folder):
     assert choice["option_probs"].map(lambda p: abs(sum(p) - 1) < 1e-6).all()
     gen = disk[disk["mode"] == "generate"]
     assert (~gen["valid"]).sum() > 0  # random weights rarely name a label: rows kept, not dropped
-    assert gen.loc[~gen["valid"], "invalid_reason"].isin(
-        ["empty", "refusal", "ambiguous", "no_label"]).all()
+    assert (
+        gen.loc[~gen["valid"], "invalid_reason"]
+        .isin(["empty", "refusal", "ambiguous", "no_label"])
+        .all()
+    )
 
 
 def test_a_repeated_run_makes_no_model_call(tmp_path, tiny_folder):
@@ -100,8 +119,12 @@ def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path, tiny
     clean = study_file(clean_dir, tiny_folder, models=models, n=3)
     cache = killed_dir / "out" / "t.cache.sqlite"
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    proc = subprocess.Popen([exe, "run", str(killed), "--limit", "6"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [exe, "run", str(killed), "--limit", "6"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 120
     while cache_rows(cache) < 10 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
@@ -113,8 +136,9 @@ def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path, tiny
     assert not (killed_dir / "out" / "t.parquet").exists()
     # resume, and an uninterrupted run for comparison
     for study in (killed, clean):
-        subprocess.run([exe, "run", str(study), "--limit", "6"], env=env, check=True,
-                       capture_output=True)
+        subprocess.run(
+            [exe, "run", str(study), "--limit", "6"], env=env, check=True, capture_output=True
+        )
     a = read_table(killed_dir / "out" / "t.parquet")
     b = read_table(clean_dir / "out" / "t.parquet")
     assert len(a) == len(b) and not a.duplicated(["item_id", "variant_id"]).any()
@@ -157,7 +181,8 @@ def test_real_embedded_model_end_to_end(tmp_path):
         '[study]\nname = "real"\nfamilies = ["option_order", "label_substitution"]\n'
         'n_variants = 2\n[[models]]\nname = "smol"\nmode = "choice"\n'
         '[[models]]\nname = "smol-gen"\nmode = "generate"\nmax_new_tokens = 8\n'
-        '[output]\ntable = "real.parquet"\n')
+        '[output]\ntable = "real.parquet"\n'
+    )
     result = CliRunner().invoke(app, ["run", str(study), "--limit", "3"])
     assert result.exit_code == 0, result.output
     table = read_table(tmp_path / "real.parquet")
@@ -209,16 +234,22 @@ def test_reduced_types_study_example(tmp_path):
 
     shared_paths()  # skips with a reason when ../shared/data is absent
     data = tomllib.loads((REPO / "examples" / "types_study.toml").read_text())
-    data["study"].update(items_per_dataset=2, families=["option_order", "framing"],
-                         n_variants=1)
+    data["study"].update(items_per_dataset=2, families=["option_order", "framing"], n_variants=1)
     data["output"]["table"] = str(tmp_path / "types.parquet")
     config = study_from_dict(data, base_dir=REPO / "examples")
     table, _ = rb.run_study(config)
-    assert sorted(table["dataset"].unique()) == ["arc_challenge", "mmlu", "political_compass",
-                                                 "valuebench"]
+    assert sorted(table["dataset"].unique()) == [
+        "arc_challenge",
+        "mmlu",
+        "political_compass",
+        "valuebench",
+    ]
     assert table.groupby("dataset")["item_id"].nunique().eq(2).all()
-    assert table["valid"].all() and set(table["category"]) == {"original", "option_order",
-                                                               "framing"}
+    assert table["valid"].all() and set(table["category"]) == {
+        "original",
+        "option_order",
+        "framing",
+    }
 
 
 @pytest.mark.slow
@@ -230,17 +261,21 @@ def test_cli_ray_flag_gives_the_same_table(tmp_path, tiny_folder):
         folder = tmp_path / name
         folder.mkdir()
         study = study_file(folder, tiny_folder, models=[{"name": "c", "batch_size": 1}])
-        done = subprocess.run([exe, "run", str(study), "--limit", "3", *extra],
-                              capture_output=True, text=True,
-                              env={**os.environ, "OMP_NUM_THREADS": "1"})
+        done = subprocess.run(
+            [exe, "run", str(study), "--limit", "3", *extra],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "OMP_NUM_THREADS": "1"},
+        )
         assert done.returncode == 0, done.stderr[-2000:]
         tables.append(read_table(folder / "out" / "t.parquet"))
         if extra:
             assert read_metadata(folder / "out" / "t.parquet")["ray"] == {
-                "address": "local", "workers": 2}
+                "address": "local",
+                "workers": 2,
+            }
     cols = ["item_id", "variant_id", "answer", "option_probs"]
-    a, b = (t.sort_values(["item_id", "variant_id"])[cols].reset_index(drop=True)
-            for t in tables)
+    a, b = (t.sort_values(["item_id", "variant_id"])[cols].reset_index(drop=True) for t in tables)
     pd.testing.assert_frame_equal(a, b)
 
 
@@ -253,13 +288,30 @@ def test_a_study_without_items_stops_before_loading_a_model(tmp_path):
     done = subprocess.run([exe, "run", str(study)], capture_output=True, text=True)
     assert done.returncode == 2 and done.stderr.count("\n") == 1
     assert "has no items to ask" in done.stderr
-    done = subprocess.run([exe, "perturb", "--families", "framing", "--param",
-                           "spelling_noise.rate=0.2"], capture_output=True, text=True)
+    done = subprocess.run(
+        [exe, "perturb", "--families", "framing", "--param", "spelling_noise.rate=0.2"],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 2 and "not among the families run" in done.stderr
-    done = subprocess.run([exe, "perturb", "--families", "spelling_noise", "--param",
-                           "spelling_noise.rate=abc", "--out", str(tmp_path / "v.jsonl")],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            exe,
+            "perturb",
+            "--families",
+            "spelling_noise",
+            "--param",
+            "spelling_noise.rate=abc",
+            "--out",
+            str(tmp_path / "v.jsonl"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 2 and "rate and min_length must be numbers" in done.stderr
-    done = subprocess.run([exe, "analyze", str(tmp_path / "none.parquet"), "-o", "/dev/null/x"],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [exe, "analyze", str(tmp_path / "none.parquet"), "-o", "/dev/null/x"],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 2 and done.stderr.count("\n") == 1

@@ -20,8 +20,9 @@ from robustness.runners import embedded, make_runner, noise_floor
 from robustness.runners.hf import HFRunner
 
 
-def test_cache_root_follows_the_environment(monkeypatch: pytest.MonkeyPatch,
-                                            tmp_path: Path) -> None:
+def test_cache_root_follows_the_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.delenv("ROBUSTNESS_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert embedded.cache_root() == tmp_path / "xdg" / "robustness"
@@ -73,8 +74,9 @@ def test_conversion_is_reused_and_bit_identical(fake_gguf: list[object], tmp_pat
         assert torch.equal(source_model(input_ids=ids).logits, reloaded.model(input_ids=ids).logits)
 
 
-def test_a_crash_mid_conversion_leaves_no_folder(fake_gguf: list[object], tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_crash_mid_conversion_leaves_no_folder(
+    fake_gguf: list[object], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = tmp_path / "cache"
     models = root / "models"
     models.mkdir(parents=True)
@@ -104,8 +106,12 @@ def converted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, ob
     source, destination, stamp = embedded.target(root)
     started = time.perf_counter()
     model = embedded.convert(source, destination, stamp)
-    yield {"root": root, "path": destination, "gguf_model": model,
-           "seconds": time.perf_counter() - started}
+    yield {
+        "root": root,
+        "path": destination,
+        "gguf_model": model,
+        "seconds": time.perf_counter() - started,
+    }
     shutil.rmtree(root, ignore_errors=True)
 
 
@@ -123,8 +129,9 @@ def test_real_conversion_gives_identical_logits(converted: dict[str, object]) ->
 
 
 @pytest.mark.slow
-def test_real_model_end_to_end(converted: dict[str, object],
-                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_real_model_end_to_end(
+    converted: dict[str, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("ROBUSTNESS_CACHE_DIR", str(converted["root"]))
     started = time.perf_counter()
     runner = make_runner("hf", "embedded", batch_size=4)
@@ -146,8 +153,9 @@ def test_real_model_end_to_end(converted: dict[str, object],
     labels = []
     for question, options, marks in questions:
         body = "\n".join(f"{m}. {o}" for m, o in zip(marks, options, strict=True))
-        prompts.append([{"role": "user", "content": f"{question}\n{body}\nAnswer with the "
-                         "label only."}])
+        prompts.append(
+            [{"role": "user", "content": f"{question}\n{body}\nAnswer with the label only."}]
+        )
         labels.append(marks)
     scores = runner.score_options(prompts, labels)
     for score, marks in zip(scores, labels, strict=True):

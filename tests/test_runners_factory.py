@@ -12,18 +12,21 @@ from robustness.errors import ModelError
 from robustness.runners import make_runner
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [
-    ({"backend": "llamafile"}, r"unknown backend 'llamafile': use one of hf, vllm, openai"),
-    ({"backend": "vllm"}, r"pip install"),
-    ({"backend": "openai"}, r"backend 'openai' needs the model name the server serves"),
-    ({"backend": "openai", "model": "m"}, r"backend 'openai' needs base_url"),
-    ({"threads": 1, "port": 2}, r"backend 'hf' has no option\(s\) port"),
-    ({"dtype": "float8"}, r"unknown dtype 'float8'"),
-    ({"batch_size": 0}, r"batch_size must be a positive integer"),
-    ({"model": "./no/such/model"}, r"model path './no/such/model' does not exist\."),
-    ({"model": "/definitely/missing"}, r"model path '/definitely/missing' does not exist\."),
-    ({"device": "tpu"}, r"device"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"backend": "llamafile"}, r"unknown backend 'llamafile': use one of hf, vllm, openai"),
+        ({"backend": "vllm"}, r"pip install"),
+        ({"backend": "openai"}, r"backend 'openai' needs the model name the server serves"),
+        ({"backend": "openai", "model": "m"}, r"backend 'openai' needs base_url"),
+        ({"threads": 1, "port": 2}, r"backend 'hf' has no option\(s\) port"),
+        ({"dtype": "float8"}, r"unknown dtype 'float8'"),
+        ({"batch_size": 0}, r"batch_size must be a positive integer"),
+        ({"model": "./no/such/model"}, r"model path './no/such/model' does not exist\."),
+        ({"model": "/definitely/missing"}, r"model path '/definitely/missing' does not exist\."),
+        ({"device": "tpu"}, r"device"),
+    ],
+)
 def test_bad_settings_raise_one_sentence(kwargs: dict[str, object], message: str) -> None:
     with pytest.raises(ModelError, match=message) as info:
         make_runner(**kwargs)  # type: ignore[arg-type]

@@ -13,8 +13,23 @@ from conftest_runners import tiny_runner
 from robustness.errors import ModelError
 from robustness.runners.hf import HFRunner, build_label_plan
 
-WORDS = ["the", "answer", "is", "which", "option", "of", "these", "cat", "blue", "seven",
-         "question", "Paris", "river", "choose", "best"]
+WORDS = [
+    "the",
+    "answer",
+    "is",
+    "which",
+    "option",
+    "of",
+    "these",
+    "cat",
+    "blue",
+    "seven",
+    "question",
+    "Paris",
+    "river",
+    "choose",
+    "best",
+]
 
 
 def random_prompts(n: int, seed: int, max_words: int = 14) -> list[str]:
@@ -32,8 +47,16 @@ def runner() -> HFRunner:
 
 
 def with_batch_size(runner: HFRunner, batch_size: int) -> HFRunner:
-    return HFRunner(runner.model, runner.tokenizer, model_id=runner.model_id, revision="test",
-                    batch_size=batch_size, chat=runner.chat, threads=1, max_padding=None)
+    return HFRunner(
+        runner.model,
+        runner.tokenizer,
+        model_id=runner.model_id,
+        revision="test",
+        batch_size=batch_size,
+        chat=runner.chat,
+        threads=1,
+        max_padding=None,
+    )
 
 
 def next_logprobs(runner: HFRunner, ids: list[int]) -> torch.Tensor:
@@ -57,8 +80,13 @@ def test_batches_are_sorted_longest_first() -> None:
     assert [len(b) for b in batches] == [3, 3, 1]
     capped = tiny_runner(seed=0, max_padding=0.25)
     assert capped.identity()["max_padding"] == 0.25
-    assert [[lengths[i] for i in b] for b in capped.batches(lengths, 3)] == \
-        [[9, 9, 7], [5], [3], [2], [1]]
+    assert [[lengths[i] for i in b] for b in capped.batches(lengths, 3)] == [
+        [9, 9, 7],
+        [5],
+        [3],
+        [2],
+        [1],
+    ]
     assert tiny_runner(seed=0).max_padding == 0.25  # the CPU default
 
 
@@ -107,8 +135,9 @@ def test_batched_equals_one_at_a_time(runner: HFRunner) -> None:
     for a, b in zip(ll_one, ll_many, strict=True):
         assert a.n_tokens == b.n_tokens
         assert a.logprob == pytest.approx(b.logprob, abs=1e-4)
-    assert [g.text for g in single.generate(prompts, 6)] == \
-        [g.text for g in batched.generate(prompts, 6)]
+    assert [g.text for g in single.generate(prompts, 6)] == [
+        g.text for g in batched.generate(prompts, 6)
+    ]
 
 
 def test_probs_are_renormalised_label_logprobs_in_label_order(runner: HFRunner) -> None:
@@ -128,10 +157,14 @@ def test_probs_are_renormalised_label_logprobs_in_label_order(runner: HFRunner) 
 
 
 def test_digit_labels_that_are_prefixes_of_each_other(runner: HFRunner) -> None:
-    """"1" and "10" share their first token and " 1" starts with the space token: checked
+    """ "1" and "10" share their first token and " 1" starts with the space token: checked
     against probabilities written out by hand from unpadded forward passes."""
-    one, zero, two, space = enc(runner, "1")[0], enc(runner, "0")[0], enc(runner, "2")[0], \
-        enc(runner, " ")[0]
+    one, zero, two, space = (
+        enc(runner, "1")[0],
+        enc(runner, "0")[0],
+        enc(runner, "2")[0],
+        enc(runner, " ")[0],
+    )
     assert enc(runner, "10") == [one, zero]
     assert enc(runner, " 1") == [space, one]
     prompts = random_prompts(3, seed=4)
@@ -146,8 +179,9 @@ def test_digit_labels_that_are_prefixes_of_each_other(runner: HFRunner) -> None:
             p0[two] + p0[space] * p_s[two],
             p0[one] * p_1[zero] + p0[space] * p_s[one] * p_s1[zero],
         ]
-        np.testing.assert_allclose(np.exp(score.label_logprobs), [float(e) for e in expected],
-                                   rtol=1e-4)
+        np.testing.assert_allclose(
+            np.exp(score.label_logprobs), [float(e) for e in expected], rtol=1e-4
+        )
         assert sum(score.probs) == pytest.approx(1.0)
 
 
@@ -183,8 +217,9 @@ def test_greek_letters_sharing_a_lead_byte(runner: HFRunner) -> None:
     expected = []
     for letter in ("α", "β"):
         tail = enc(runner, letter)[1]
-        expected.append(float(p0[lead] * p_lead[tail]
-                              + p0[space] * p_space[lead] * p_space_lead[tail]))
+        expected.append(
+            float(p0[lead] * p_lead[tail] + p0[space] * p_space[lead] * p_space_lead[tail])
+        )
     expected.append(float(p0[enc(runner, "A")[0]] + p0[enc(runner, " A")[0]]))
     np.testing.assert_allclose(np.exp(score.label_logprobs), expected, rtol=1e-4)
 
@@ -211,8 +246,10 @@ def test_plain_letters_need_exactly_one_pass(runner: HFRunner) -> None:
 def test_loglikelihood_equals_hand_summed_log_softmax(runner: HFRunner) -> None:
     prompts = random_prompts(5, seed=8)
     responses = [" B", " the cat is blue", "seven", " Paris river choose best of these", "x"]
-    pairs = [*zip(prompts, responses, strict=True),
-             ([{"role": "user", "content": "pick one"}], "A")]
+    pairs = [
+        *zip(prompts, responses, strict=True),
+        ([{"role": "user", "content": "pick one"}], "A"),
+    ]
     results = runner.loglikelihood(pairs)
     for (prompt, response), result in zip(pairs, results, strict=True):
         ids = runner.encode_prompts([prompt])[0]

@@ -22,16 +22,24 @@ def prompts(n: int) -> list[str]:
 class BatchSensitive(FakeRunner):
     """Probabilities shift with the batch size, as bf16 numerics can do."""
 
-    def score_options(self, ps: Sequence[Any], labels: Sequence[Sequence[str]], *,
-                      on_batch: Any = None) -> list[OptionScores]:
+    def score_options(
+        self, ps: Sequence[Any], labels: Sequence[Sequence[str]], *, on_batch: Any = None
+    ) -> list[OptionScores]:
         base = super().score_options(ps, labels, on_batch=None)
         out = []
         for score in base:
             probs = list(score.probs)
             if len(ps) > 1:
                 probs = probs[::-1]
-            out.append(OptionScores(tuple(probs), score.label_logprobs, score.top_prob,
-                                    score.top_token, score.latency_ms))
+            out.append(
+                OptionScores(
+                    tuple(probs),
+                    score.label_logprobs,
+                    score.top_prob,
+                    score.top_token,
+                    score.latency_ms,
+                )
+            )
         return out
 
 

@@ -53,8 +53,10 @@ def chat(text: str) -> list[dict[str, str]]:
     return [{"role": "user", "content": text}]
 
 
-PROMPTS = [chat(f"What is {a} plus {b}? Reply with the number only.")
-           for a, b in ((2, 3), (7, 5), (10, 4), (6, 6), (9, 1), (3, 8), (12, 2), (4, 4))]
+PROMPTS = [
+    chat(f"What is {a} plus {b}? Reply with the number only.")
+    for a, b in ((2, 3), (7, 5), (10, 4), (6, 6), (9, 1), (3, 8), (12, 2), (4, 4))
+]
 
 
 def one_sentence(message: str) -> bool:
@@ -83,8 +85,13 @@ def local():
 
 # --------------------------------------------------------------------------- parsing
 def test_labels_map_spellings_with_and_without_space_and_renormalise() -> None:
-    top = [(" B", math.log(0.5)), ("B", math.log(0.1)), ("ĠA", math.log(0.2)),
-           ("\n", math.log(0.15)), ("▁C", math.log(0.05))]
+    top = [
+        (" B", math.log(0.5)),
+        ("B", math.log(0.1)),
+        ("ĠA", math.log(0.2)),
+        ("\n", math.log(0.15)),
+        ("▁C", math.log(0.05)),
+    ]
     probs, label_lp, top_prob, top_token = label_scores(top, ["A", "B", "C", "D"])
     assert probs == pytest.approx((0.2 / 0.85, 0.6 / 0.85, 0.05 / 0.85, 0.0))
     assert label_lp[1] == pytest.approx(math.log(0.6)) and label_lp[3] == -math.inf
@@ -94,33 +101,72 @@ def test_labels_map_spellings_with_and_without_space_and_renormalise() -> None:
 
 
 def test_top_logprobs_are_read_from_both_endpoint_formats() -> None:
-    chat_answer = {"choices": [{"logprobs": {"content": [{"token": "B", "logprob": -0.1,
-                   "top_logprobs": [{"token": "A", "logprob": -3.0},
-                                    {"token": "B", "logprob": -0.1}]}]}}]}
+    chat_answer = {
+        "choices": [
+            {
+                "logprobs": {
+                    "content": [
+                        {
+                            "token": "B",
+                            "logprob": -0.1,
+                            "top_logprobs": [
+                                {"token": "A", "logprob": -3.0},
+                                {"token": "B", "logprob": -0.1},
+                            ],
+                        }
+                    ]
+                }
+            }
+        ]
+    }
     assert first_top_logprobs("chat", chat_answer) == [("B", -0.1), ("A", -3.0)]
-    text_answer = {"choices": [{"logprobs": {"tokens": [" A"], "token_logprobs": [-0.2],
-                                             "top_logprobs": [{" A": -0.2, " B": -1.9}]}}]}
+    text_answer = {
+        "choices": [
+            {
+                "logprobs": {
+                    "tokens": [" A"],
+                    "token_logprobs": [-0.2],
+                    "top_logprobs": [{" A": -0.2, " B": -1.9}],
+                }
+            }
+        ]
+    }
     assert first_top_logprobs("completions", text_answer) == [(" A", -0.2), (" B", -1.9)]
     listed = {"choices": [{"logprobs": {"top_logprobs": [[{"token": "x", "logprob": -1.0}]]}}]}
     assert first_top_logprobs("completions", listed) == [("x", -1.0)]
-    for missing in ({"choices": [{"message": {"content": "B"}}]},
-                    {"choices": [{"logprobs": None}]},
-                    {"choices": [{"logprobs": {"content": [{"token": "B", "logprob": -0.1,
-                                                            "top_logprobs": []}]}}]}):
+    for missing in (
+        {"choices": [{"message": {"content": "B"}}]},
+        {"choices": [{"logprobs": None}]},
+        {
+            "choices": [
+                {"logprobs": {"content": [{"token": "B", "logprob": -0.1, "top_logprobs": []}]}}
+            ]
+        },
+    ):
         assert first_top_logprobs("chat", missing) is None
 
 
 def test_echoed_logprobs_count_the_response_tokens_only() -> None:
     # "Paris is" + " in France": the token " in" starts the response; "is" ends the prompt.
-    answer = {"choices": [{"logprobs": {
-        "tokens": ["Paris", " is", " in", " France", "."],
-        "token_logprobs": [None, -1.0, -0.5, -0.25, -2.0],
-        "text_offset": [0, 5, 8, 11, 18]}}]}
+    answer = {
+        "choices": [
+            {
+                "logprobs": {
+                    "tokens": ["Paris", " is", " in", " France", "."],
+                    "token_logprobs": [None, -1.0, -0.5, -0.25, -2.0],
+                    "text_offset": [0, 5, 8, 11, 18],
+                }
+            }
+        ]
+    }
     result = echo_loglikelihood(answer, prompt_chars=8, full_chars=18)
     assert result is not None and result.n_tokens == 2 and result.logprob == pytest.approx(-0.75)
     # a token spanning the boundary belongs to the response; offsets from token lengths.
-    spanning = {"choices": [{"logprobs": {"tokens": ["ab", "cd", "e"],
-                                          "token_logprobs": [None, -1.0, -3.0]}}]}
+    spanning = {
+        "choices": [
+            {"logprobs": {"tokens": ["ab", "cd", "e"], "token_logprobs": [None, -1.0, -3.0]}}
+        ]
+    }
     result = echo_loglikelihood(spanning, prompt_chars=3, full_chars=5)
     assert result is not None and result.n_tokens == 2 and result.logprob == pytest.approx(-4.0)
     assert echo_loglikelihood({"choices": [{"text": "x"}]}, 1, 2) is None
@@ -130,23 +176,38 @@ def test_echoed_logprobs_count_the_response_tokens_only() -> None:
 
 # --------------------------------------------------------------------------- settings
 def test_identity_names_what_determines_numbers_but_not_port_or_key(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv(KEY_ENV, KEY)
     a = make_openai_runner("m", base_url="http://127.0.0.1:8001/v1", api_key_env=KEY_ENV)
-    b = make_openai_runner("m", base_url="http://127.0.0.1:9999/v1/", api_key_env=KEY_ENV,
-                           concurrency=3, timeout=5, max_retries=1, batch_size=2)
+    b = make_openai_runner(
+        "m",
+        base_url="http://127.0.0.1:9999/v1/",
+        api_key_env=KEY_ENV,
+        concurrency=3,
+        timeout=5,
+        max_retries=1,
+        batch_size=2,
+    )
     assert isinstance(a, Runner) and isinstance(a, OpenAIRunner)
     assert a.identity() == b.identity()
     assert a.identity()["server_id"] == "127.0.0.1/v1"
     assert a.identity()["endpoints"] == {"text": "completions", "messages": "chat"}
-    assert make_openai_runner("m", base_url="http://h:1/v1", server_id="x").identity() != \
-        a.identity()
-    assert make_openai_runner("m", base_url="http://127.0.0.1:1/v1", chat="never").identity() \
+    assert (
+        make_openai_runner("m", base_url="http://h:1/v1", server_id="x").identity() != a.identity()
+    )
+    assert (
+        make_openai_runner("m", base_url="http://127.0.0.1:1/v1", chat="never").identity()
         != a.identity()
-    assert make_openai_runner("other", base_url="http://127.0.0.1:1/v1").identity() != \
-        a.identity()
-    for shown in (json.dumps(a.identity()), repr(a), str(vars(a)), pickle.dumps(a).hex(),
-                  pickle.dumps(a).decode("latin-1")):
+    )
+    assert make_openai_runner("other", base_url="http://127.0.0.1:1/v1").identity() != a.identity()
+    for shown in (
+        json.dumps(a.identity()),
+        repr(a),
+        str(vars(a)),
+        pickle.dumps(a).hex(),
+        pickle.dumps(a).decode("latin-1"),
+    ):
         assert KEY not in shown
         assert "8001" not in json.dumps(a.identity())
     copy = pickle.loads(pickle.dumps(a))
@@ -178,8 +239,9 @@ def test_loglikelihood_refuses_chat_prompts_before_sending() -> None:
 
 # --------------------------------------------------------------------------- failures, no server
 def test_refused_connections_stop_with_one_sentence_then_fail_fast() -> None:
-    runner = make_openai_runner("m", base_url=f"http://127.0.0.1:{free_port()}/v1",
-                                max_retries=3, concurrency=2, **QUICK)
+    runner = make_openai_runner(
+        "m", base_url=f"http://127.0.0.1:{free_port()}/v1", max_retries=3, concurrency=2, **QUICK
+    )
     with pytest.raises(ModelError) as info:
         runner.generate(["a", "b", "c"], 2)
     message = str(info.value)
@@ -203,11 +265,15 @@ def test_each_attempt_is_bounded_by_the_timeout() -> None:
     silent.listen(16)  # connections complete in the backlog and never get an answer
     port = silent.getsockname()[1]
     try:
-        runner = make_openai_runner("m", base_url=f"http://127.0.0.1:{port}/v1", timeout=0.3,
-                                    max_retries=1, **QUICK)
+        runner = make_openai_runner(
+            "m", base_url=f"http://127.0.0.1:{port}/v1", timeout=0.3, max_retries=1, **QUICK
+        )
         started = time.monotonic()
-        with pytest.raises(ModelError, match=r"failed 2 times in a row \(last: no answer within "
-                                             r"0\.3 s\)"):
+        with pytest.raises(
+            ModelError,
+            match=r"failed 2 times in a row \(last: no answer within "
+            r"0\.3 s\)",
+        ):
             runner.generate(["a"], 2)
         elapsed = time.monotonic() - started
     finally:
@@ -216,8 +282,9 @@ def test_each_attempt_is_bounded_by_the_timeout() -> None:
     assert runner.stats.reasons == {"timeout": 2}
 
 
-def test_a_401_stops_and_an_echoed_key_is_scrubbed(monkeypatch: pytest.MonkeyPatch,
-                                                   caplog: pytest.LogCaptureFixture) -> None:
+def test_a_401_stops_and_an_echoed_key_is_scrubbed(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     monkeypatch.setenv(KEY_ENV, KEY)
     caplog.set_level(logging.DEBUG)
     with FaultProxy("127.0.0.1:9", expect_key="another-key") as proxy:
@@ -232,10 +299,12 @@ def test_a_401_stops_and_an_echoed_key_is_scrubbed(monkeypatch: pytest.MonkeyPat
 
 
 def test_a_key_that_cannot_be_a_header_stops_without_showing_it(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv(KEY_ENV, KEY + "\nX-Injected: 1")
-    runner = make_openai_runner("m", base_url=f"http://127.0.0.1:{free_port()}/v1",
-                                api_key_env=KEY_ENV, **QUICK)
+    runner = make_openai_runner(
+        "m", base_url=f"http://127.0.0.1:{free_port()}/v1", api_key_env=KEY_ENV, **QUICK
+    )
     with pytest.raises(ModelError) as info:
         runner.generate(["a"], 2)
     assert one_sentence(str(info.value)) and KEY not in str(info.value)
@@ -244,8 +313,9 @@ def test_a_key_that_cannot_be_a_header_stops_without_showing_it(
 
 # --------------------------------------------------------------------------- the real server
 @pytest.mark.slow
-def test_generate_through_the_server_equals_the_local_backend(server: ModelServer,
-                                                              local: Any) -> None:
+def test_generate_through_the_server_equals_the_local_backend(
+    server: ModelServer, local: Any
+) -> None:
     runner = make_openai_runner(server.model, base_url=server.base_url, concurrency=2)
     prompts: list[Any] = [*PROMPTS[:3], "The capital of France is"]
     got = runner.generate(prompts, 6)
@@ -257,17 +327,29 @@ def test_generate_through_the_server_equals_the_local_backend(server: ModelServe
 
 @pytest.mark.slow
 def test_study_through_faults_loses_nothing_duplicates_nothing_and_reruns_free(
-        server: ModelServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture) -> None:
+    server: ModelServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     monkeypatch.setenv(KEY_ENV, KEY)
     caplog.set_level(logging.DEBUG)
     variants = rb.perturb(rb.demo_items()[:4], families=["option_order"], n=2, seed=0)
-    model = rb.ModelConfig(name="served", backend="openai", model=server.model, mode="generate",
-                           max_new_tokens=3)
+    model = rb.ModelConfig(
+        name="served", backend="openai", model=server.model, mode="generate", max_new_tokens=3
+    )
     cache_path = tmp_path / "cache.sqlite"
     with FaultProxy(f"127.0.0.1:{server.port}", plan=mixed_faults, expect_key=KEY) as proxy:
-        runner = make_openai_runner(server.model, base_url=proxy.base_url, api_key_env=KEY_ENV,
-                                    concurrency=4, max_retries=4, batch_size=3, **QUICK)
+        runner = make_openai_runner(
+            server.model,
+            base_url=proxy.base_url,
+            api_key_env=KEY_ENV,
+            concurrency=4,
+            max_retries=4,
+            batch_size=3,
+            **QUICK,
+        )
         info: dict[str, Any] = {}
         table = run(variants, [model], cache=cache_path, runners={"served": runner}, info=info)
         posts_first = proxy.posts
@@ -292,13 +374,18 @@ def test_study_through_faults_loses_nothing_duplicates_nothing_and_reruns_free(
 
         # a repeated run is free: not one request, the same table.
         again_info: dict[str, Any] = {}
-        again_runner = make_openai_runner(server.model, base_url=proxy.base_url,
-                                          api_key_env=KEY_ENV)
-        again = run(variants, [model], cache=cache_path, runners={"served": again_runner},
-                    info=again_info)
+        again_runner = make_openai_runner(
+            server.model, base_url=proxy.base_url, api_key_env=KEY_ENV
+        )
+        again = run(
+            variants, [model], cache=cache_path, runners={"served": again_runner}, info=again_info
+        )
         assert proxy.posts == posts_first and again_runner.stats.attempts == 0
-        assert again_info["served"]["cache"] == {**again_info["served"]["cache"],
-                                                 "hits": len(variants), "misses": 0}
+        assert again_info["served"]["cache"] == {
+            **again_info["served"]["cache"],
+            "hits": len(variants),
+            "misses": 0,
+        }
         assert again["raw_output"].tolist() == table["raw_output"].tolist()
 
     # the key is nowhere: table files, cache, logs, output, identity, repr.
@@ -314,12 +401,15 @@ def test_study_through_faults_loses_nothing_duplicates_nothing_and_reruns_free(
 
 @pytest.mark.slow
 def test_a_prompt_the_server_rejects_fails_alone_and_is_not_sent_twice(
-        server: ModelServer, tmp_path: Path) -> None:
+    server: ModelServer, tmp_path: Path
+) -> None:
     def reject_one(body: bytes, attempt: int) -> Fault | None:
         return Fault("status", status=400) if b"7 plus 5" in body else None
 
-    with FaultProxy(f"127.0.0.1:{server.port}", plan=reject_one) as proxy, \
-            Cache(tmp_path / "cache.sqlite") as cache:
+    with (
+        FaultProxy(f"127.0.0.1:{server.port}", plan=reject_one) as proxy,
+        Cache(tmp_path / "cache.sqlite") as cache,
+    ):
         runner = make_openai_runner(server.model, base_url=proxy.base_url, concurrency=2)
         with pytest.raises(ModelError) as info:
             CachedRunner(runner, cache).generate(PROMPTS[:5], 2)
@@ -336,11 +426,13 @@ def test_a_prompt_the_server_rejects_fails_alone_and_is_not_sent_twice(
 
 @pytest.mark.slow
 def test_a_dying_server_stops_the_call_and_a_restart_on_another_port_resumes(
-        server: ModelServer, folder: Path, tmp_path: Path) -> None:
+    server: ModelServer, folder: Path, tmp_path: Path
+) -> None:
     cache = Cache(tmp_path / "cache.sqlite")
     with FaultProxy(f"127.0.0.1:{server.port}", fail_after=3) as dying:
-        first = make_openai_runner(server.model, base_url=dying.base_url, concurrency=2,
-                                   max_retries=2, **QUICK)
+        first = make_openai_runner(
+            server.model, base_url=dying.base_url, concurrency=2, max_retries=2, **QUICK
+        )
         with pytest.raises(ModelError) as info:
             CachedRunner(first, cache).generate(PROMPTS, 3)
         message = str(info.value)
@@ -353,8 +445,10 @@ def test_a_dying_server_stops_the_call_and_a_restart_on_another_port_resumes(
             CachedRunner(first, cache).generate(PROMPTS, 3)
         assert dying.posts == posts
 
-    with ModelServer(folder, tmp_path / "second.log") as second, \
-            FaultProxy(f"127.0.0.1:{second.port}") as counting:
+    with (
+        ModelServer(folder, tmp_path / "second.log") as second,
+        FaultProxy(f"127.0.0.1:{second.port}") as counting,
+    ):
         assert second.port != server.port and counting.port != dying.port
         resumed = make_openai_runner(server.model, base_url=counting.base_url, concurrency=2)
         assert resumed.identity() == first.identity()
@@ -368,12 +462,12 @@ def test_a_dying_server_stops_the_call_and_a_restart_on_another_port_resumes(
 
 @pytest.mark.slow
 def test_choice_mode_on_a_server_without_logprobs_says_only_generate_works(
-        server: ModelServer) -> None:
+    server: ModelServer,
+) -> None:
     with FaultProxy(f"127.0.0.1:{server.port}") as proxy:
         runner = make_openai_runner(server.model, base_url=proxy.base_url, concurrency=2)
         variants = rb.perturb(rb.demo_items()[:2], families=["option_order"], n=2, seed=0)
-        model = rb.ModelConfig(name="served", backend="openai", model=server.model,
-                               mode="choice")
+        model = rb.ModelConfig(name="served", backend="openai", model=server.model, mode="choice")
         table = run(variants, [model], runners={"served": runner})
         reasons = set(table["invalid_reason"])
         assert len(reasons) == 1 and not table["valid"].any()
@@ -412,24 +506,35 @@ class TopLogprobs:
                 values, tokens = torch.log_softmax(logits, -1).topk(20)
                 self.seen[key] = list(zip(tokens.tolist(), values.tolist(), strict=True))
             decode = self.local.tokenizer.decode
-            return [(decode([t], skip_special_tokens=skip_special), float(v))
-                    for t, v in self.seen[key]]
+            return [
+                (decode([t], skip_special_tokens=skip_special), float(v)) for t, v in self.seen[key]
+            ]
 
-    def __call__(self, path: str, request: dict[str, Any], answer: dict[str, Any]
-                 ) -> dict[str, Any]:
+    def __call__(
+        self, path: str, request: dict[str, Any], answer: dict[str, Any]
+    ) -> dict[str, Any]:
         choice = answer["choices"][0]
         prompt = request.get("messages", request.get("prompt"))
         top = self.top(prompt)
         if path.endswith("/chat/completions"):
             served = choice["message"]["content"]
-            choice["logprobs"] = {"content": [{
-                "token": top[0][0], "logprob": top[0][1],
-                "top_logprobs": [{"token": t, "logprob": v} for t, v in top]}]}
+            choice["logprobs"] = {
+                "content": [
+                    {
+                        "token": top[0][0],
+                        "logprob": top[0][1],
+                        "top_logprobs": [{"token": t, "logprob": v} for t, v in top],
+                    }
+                ]
+            }
         else:
             served = choice["text"]
-            choice["logprobs"] = {"tokens": [top[0][0]], "token_logprobs": [top[0][1]],
-                                  "top_logprobs": [dict(top)],
-                                  "text_offset": [len(request["prompt"])]}
+            choice["logprobs"] = {
+                "tokens": [top[0][0]],
+                "token_logprobs": [top[0][1]],
+                "top_logprobs": [dict(top)],
+                "text_offset": [len(request["prompt"])],
+            }
         # the server decodes without special tokens (an end-of-turn token reads as "").
         expected = self.top(prompt, skip_special=True)[0][0]
         with self.lock:
@@ -438,14 +543,17 @@ class TopLogprobs:
 
 
 @pytest.mark.slow
-def test_choice_mode_with_top_logprobs_matches_the_local_backend(server: ModelServer,
-                                                                 local: Any) -> None:
+def test_choice_mode_with_top_logprobs_matches_the_local_backend(
+    server: ModelServer, local: Any
+) -> None:
     rewrite = TopLogprobs(local)
     variants = rb.perturb(rb.demo_items()[:3], families=["option_order"], n=1, seed=0)
     prompts: list[Any] = [v.spec.messages() for v in variants]
     prompts += [variants[0].spec.render(), variants[1].spec.render()]  # completions route
-    labels = [list(v.spec.labels) for v in variants] + [list(variants[0].spec.labels),
-                                                        list(variants[1].spec.labels)]
+    labels = [list(v.spec.labels) for v in variants] + [
+        list(variants[0].spec.labels),
+        list(variants[1].spec.labels),
+    ]
     with FaultProxy(f"127.0.0.1:{server.port}", rewrite=rewrite) as proxy:
         runner = make_openai_runner(server.model, base_url=proxy.base_url, concurrency=2)
         got = runner.score_options(prompts, labels)
@@ -468,17 +576,19 @@ def test_choice_mode_with_top_logprobs_matches_the_local_backend(server: ModelSe
 
 
 @pytest.mark.slow
-def test_a_study_file_reaches_the_server_through_make_runner(server: ModelServer,
-                                                             tmp_path: Path) -> None:
+def test_a_study_file_reaches_the_server_through_make_runner(
+    server: ModelServer, tmp_path: Path
+) -> None:
     """The wiring end to end: [[models]] backend = "openai" with options -> run_study."""
     study = tmp_path / "served.toml"
     study.write_text(
         '[study]\nname = "served"\nfamilies = ["option_order"]\nn_variants = 1\n'
-        'items_per_dataset = 1\n'
+        "items_per_dataset = 1\n"
         f'[[models]]\nname = "served"\nbackend = "openai"\nmodel = "{server.model}"\n'
         'mode = "generate"\nmax_new_tokens = 4\n'
         f'[models.options]\nbase_url = "{server.base_url}"\nconcurrency = 2\n'
-        '[output]\ntable = "served.parquet"\n')
+        '[output]\ntable = "served.parquet"\n'
+    )
     table, meta = rb.run_study(rb.load_study(study))
     assert len(table) == 8 and set(table["model"]) == {"served"}  # 4 datasets x 2 prompts
     assert meta["models"]["served"]["runner"]["backend"] == "openai"

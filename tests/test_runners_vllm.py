@@ -39,9 +39,16 @@ class SamplingParams:
     """The subset of ``vllm.SamplingParams`` the runner may use; anything else is a TypeError,
     so a misspelt parameter fails here as it would in vLLM."""
 
-    def __init__(self, *, n: int = 1, temperature: float = 1.0, max_tokens: int | None = 16,
-                 logprobs: int | None = None, prompt_logprobs: int | None = None,
-                 skip_special_tokens: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        n: int = 1,
+        temperature: float = 1.0,
+        max_tokens: int | None = 16,
+        logprobs: int | None = None,
+        prompt_logprobs: int | None = None,
+        skip_special_tokens: bool = True,
+    ) -> None:
         self.n = n
         self.temperature = temperature
         self.max_tokens = max_tokens
@@ -64,18 +71,30 @@ class FakeLLM:
     max_logprobs = 20
     made: ClassVar[list[FakeLLM]] = []
 
-    def __init__(self, model: str, tokenizer: str | None = None, dtype: str = "auto",
-                 max_model_len: int | None = None, **engine_args: Any) -> None:
+    def __init__(
+        self,
+        model: str,
+        tokenizer: str | None = None,
+        dtype: str = "auto",
+        max_model_len: int | None = None,
+        **engine_args: Any,
+    ) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        self.kwargs = {"model": model, "tokenizer": tokenizer, "dtype": dtype,
-                       "max_model_len": max_model_len, **engine_args}
+        self.kwargs = {
+            "model": model,
+            "tokenizer": tokenizer,
+            "dtype": dtype,
+            "max_model_len": max_model_len,
+            **engine_args,
+        }
         self.model = AutoModelForCausalLM.from_pretrained(model, dtype=torch.float32).eval()
         self._tokenizer = AutoTokenizer.from_pretrained(tokenizer or model)
         limit = max_model_len or self.model.config.max_position_embeddings
         self.llm_engine = types.SimpleNamespace(
-            model_config=types.SimpleNamespace(max_model_len=limit))
+            model_config=types.SimpleNamespace(max_model_len=limit)
+        )
         self.calls: list[list[tuple[list[int], SamplingParams]]] = []
         FakeLLM.made.append(self)
 
@@ -89,8 +108,9 @@ class FakeLLM:
             logits = self.model(torch.tensor([ids])).logits[0].float()
         return torch.log_softmax(logits, dim=-1)
 
-    def _entry(self, row: Any, k: int, chosen: int, ids: list[int] | None = None
-               ) -> dict[int, Logprob]:
+    def _entry(
+        self, row: Any, k: int, chosen: int, ids: list[int] | None = None
+    ) -> dict[int, Logprob]:
         """The sampled (or prompt) token and the top-k, or the sampled token and exactly the
         requested ``ids`` (which replace the top-k, as in vLLM)."""
         import torch
@@ -102,10 +122,14 @@ class FakeLLM:
             entry[tok] = Logprob(float(row[tok]), rank[tok])
         return entry
 
-    def generate(self, prompts: list[dict[str, list[int]]], sampling_params: Any,
-                 use_tqdm: bool = True) -> list[Any]:
-        params = (sampling_params if isinstance(sampling_params, list)
-                  else [sampling_params] * len(prompts))
+    def generate(
+        self, prompts: list[dict[str, list[int]]], sampling_params: Any, use_tqdm: bool = True
+    ) -> list[Any]:
+        params = (
+            sampling_params
+            if isinstance(sampling_params, list)
+            else [sampling_params] * len(prompts)
+        )
         asked = [(list(p["prompt_token_ids"]), s) for p, s in zip(prompts, params, strict=True)]
         self.calls.append(asked)
         return [self._one(ids, s) for ids, s in asked]
@@ -120,30 +144,44 @@ class FakeLLM:
         prompt_logprobs = None
         rows = self._logprobs(ids)
         if params.prompt_logprobs is not None:
-            prompt_logprobs = [None] + [self._entry(rows[j - 1], params.prompt_logprobs, ids[j])
-                                        for j in range(1, len(ids))]
+            prompt_logprobs = [None] + [
+                self._entry(rows[j - 1], params.prompt_logprobs, ids[j]) for j in range(1, len(ids))
+            ]
         tokens: list[int] = []
         sample_logprobs: list[dict[int, Logprob]] | None = (
-            [] if params.logprobs is not None else None)
+            [] if params.logprobs is not None else None
+        )
         finish, eos = "length", self._tokenizer.eos_token_id
         row = rows[-1]
         for _ in range(params.max_tokens or 16):
             tok = int(row.argmax())
             tokens.append(tok)
             if sample_logprobs is not None:
-                sample_logprobs.append(self._entry(row, params.logprobs, tok,
-                                                   getattr(params, "logprob_token_ids", None)))
+                sample_logprobs.append(
+                    self._entry(
+                        row, params.logprobs, tok, getattr(params, "logprob_token_ids", None)
+                    )
+                )
             if tok == eos:
                 finish = "stop"
                 break
             if len(tokens) < (params.max_tokens or 16):
                 row = self._logprobs(ids + tokens)[-1]
         text = self._tokenizer.decode(tokens, skip_special_tokens=params.skip_special_tokens)
-        completion = types.SimpleNamespace(index=0, text=text, token_ids=tokens,
-                                           logprobs=sample_logprobs, finish_reason=finish,
-                                           stop_reason=None)
-        return types.SimpleNamespace(prompt_token_ids=ids, prompt_logprobs=prompt_logprobs,
-                                     outputs=[completion], finished=True)
+        completion = types.SimpleNamespace(
+            index=0,
+            text=text,
+            token_ids=tokens,
+            logprobs=sample_logprobs,
+            finish_reason=finish,
+            stop_reason=None,
+        )
+        return types.SimpleNamespace(
+            prompt_token_ids=ids,
+            prompt_logprobs=prompt_logprobs,
+            outputs=[completion],
+            finished=True,
+        )
 
 
 @pytest.fixture
@@ -204,8 +242,10 @@ def close(a: float, b: float, tol: float = 2e-5) -> bool:
 def test_module_imports_without_vllm_and_says_how_to_install(monkeypatch, folder):
     monkeypatch.setitem(sys.modules, "vllm", None)  # `import vllm` now raises ImportError
     module = importlib.import_module("robustness.runners.vllm")
-    for build in (lambda: module.make_vllm_runner(str(folder)),
-                  lambda: module.VLLMRunner(object(), model_id="m")):
+    for build in (
+        lambda: module.make_vllm_runner(str(folder)),
+        lambda: module.VLLMRunner(object(), model_id="m"),
+    ):
         with pytest.raises(ModelError) as err:
             build()
         message = str(err.value)
@@ -214,8 +254,9 @@ def test_module_imports_without_vllm_and_says_how_to_install(monkeypatch, folder
 
 
 @pytest.mark.parametrize("top_logprobs", [1, 20])
-def test_choice_scores_match_the_hf_runner_including_colliding_labels(fake_vllm, folder, hf,
-                                                                      top_logprobs):
+def test_choice_scores_match_the_hf_runner_including_colliding_labels(
+    fake_vllm, folder, hf, top_logprobs
+):
     runner = make(folder, top_logprobs=top_logprobs)
     got = runner.score_options(PROMPTS, LABELS)
     want = hf.score_options(PROMPTS, LABELS)
@@ -228,8 +269,12 @@ def test_choice_scores_match_the_hf_runner_including_colliding_labels(fake_vllm,
     # answers most reads; with k=20 the top-k answers some of them.
     exact = [s for call in FakeLLM.made[-1].calls for _, s in call if s.prompt_logprobs]
     assert len(exact) == runner.exact_requests and not runner.token_ids_supported
-    reads = sum(len(tokens) for labels in LABELS
-                for r in runner._plan(tuple(labels)).reads for _, _, tokens in r)
+    reads = sum(
+        len(tokens)
+        for labels in LABELS
+        for r in runner._plan(tuple(labels)).reads
+        for _, _, tokens in r
+    )
     if top_logprobs == 1:
         assert len(exact) >= reads - len(PROMPTS) * 4
     else:
@@ -261,7 +306,7 @@ def test_colliding_labels_cost_one_request_per_trie_node(fake_vllm, folder):
     # after "1" and " 1" (to split "1" from "10"): the plan's nodes, each asked once.
     plain = [ids for ids, _ in first if ids == prompt_a]
     assert len(plain) == 1
-    nodes = [ids[len(prompt_c):] for ids, _ in first if ids[:len(prompt_c)] == prompt_c]
+    nodes = [ids[len(prompt_c) :] for ids, _ in first if ids[: len(prompt_c)] == prompt_c]
     plan = runner._plan(("1", "10", "2"))
     assert sorted(map(tuple, nodes)) == sorted(n for r in plan.reads for _, n, _ in r)
 
@@ -285,13 +330,18 @@ def test_generate_drops_the_stop_token_vllm_keeps(fake_vllm, folder):
     hello = runner.tokenizer("hi", add_special_tokens=False)["input_ids"]
 
     def answer(tokens, finish, stop_reason=None):
-        completion = types.SimpleNamespace(token_ids=tokens, finish_reason=finish,
-                                           stop_reason=stop_reason, logprobs=None, text="?")
+        completion = types.SimpleNamespace(
+            token_ids=tokens, finish_reason=finish, stop_reason=stop_reason, logprobs=None, text="?"
+        )
         return types.SimpleNamespace(outputs=[completion], prompt_logprobs=None)
 
-    canned = [answer([*hello, eos], "stop"), answer([*hello, 7], "stop", stop_reason=7),
-              answer([*hello, 7], "length"), answer([*hello, eos], "length")]
-    runner.llm.generate = lambda prompts, params, use_tqdm=False: canned[:len(prompts)]
+    canned = [
+        answer([*hello, eos], "stop"),
+        answer([*hello, 7], "stop", stop_reason=7),
+        answer([*hello, 7], "length"),
+        answer([*hello, eos], "length"),
+    ]
+    runner.llm.generate = lambda prompts, params, use_tqdm=False: canned[: len(prompts)]
     runner.batch_size = 4
     out = runner.generate(["a", "b", "c", "d"], 3)
     assert [g.n_tokens for g in out] == [len(hello), len(hello), len(hello) + 1, len(hello)]
@@ -302,8 +352,9 @@ def test_chunks_report_batches_and_feed_the_cache(fake_vllm, folder, tmp_path):
     runner = make(folder, batch_size=3)
     seen: list[list[int]] = []
     prompts = [f"Question {i}? A or B. Answer:" for i in range(7)]
-    runner.score_options(prompts, [["A", "B"]] * 7,
-                         on_batch=lambda pos, res: seen.append(list(pos)))
+    runner.score_options(
+        prompts, [["A", "B"]] * 7, on_batch=lambda pos, res: seen.append(list(pos))
+    )
     assert seen == [[0, 1, 2], [3, 4, 5], [6]]
     with Cache(tmp_path / "c.sqlite") as cache:
         cached = CachedRunner(runner, cache)
@@ -315,18 +366,27 @@ def test_chunks_report_batches_and_feed_the_cache(fake_vllm, folder, tmp_path):
         assert cached.stats.hits == 7
 
 
-def test_engine_arguments_pass_through_and_identity_keeps_what_changes_numbers(fake_vllm,
-                                                                                folder):
-    runner = make(folder, dtype="auto", tensor_parallel_size=2, max_model_len=512,
-                  gpu_memory_utilization=0.5, enforce_eager=True)
+def test_engine_arguments_pass_through_and_identity_keeps_what_changes_numbers(fake_vllm, folder):
+    runner = make(
+        folder,
+        dtype="auto",
+        tensor_parallel_size=2,
+        max_model_len=512,
+        gpu_memory_utilization=0.5,
+        enforce_eager=True,
+    )
     kwargs = FakeLLM.made[-1].kwargs
     assert kwargs["tensor_parallel_size"] == 2 and kwargs["max_model_len"] == 512
     assert kwargs["dtype"] == "bfloat16" and kwargs["enable_prefix_caching"] is False
     assert kwargs["gpu_memory_utilization"] == 0.5 and kwargs["seed"] == 0
     identity = runner.identity()
     assert identity["backend"] == "vllm" and identity["vllm"] == "0.0-fake"
-    assert identity["engine"] == {"enable_prefix_caching": False, "enforce_eager": True,
-                                  "max_model_len": 512, "tensor_parallel_size": 2}
+    assert identity["engine"] == {
+        "enable_prefix_caching": False,
+        "enforce_eager": True,
+        "max_model_len": 512,
+        "tensor_parallel_size": 2,
+    }
     assert identity["revision"] and identity["chat"] == "auto" and identity["batch_size"] == 3
     assert runner.max_length == 512
     with pytest.raises(ModelError, match="'tokenizer' is set by the runner itself"):

@@ -76,8 +76,9 @@ def test_model_dir_without_model_is_refused(tmp_path):
 
 def test_only_mean_pooling_is_accepted(tmp_path):
     (tmp_path / "1_Pooling").mkdir()
-    (tmp_path / "1_Pooling" / "config.json").write_text(json.dumps(
-        {"pooling_mode_cls_token": True, "pooling_mode_mean_tokens": False}))
+    (tmp_path / "1_Pooling" / "config.json").write_text(
+        json.dumps({"pooling_mode_cls_token": True, "pooling_mode_mean_tokens": False})
+    )
     with pytest.raises(ValueError, match="only mean pooling"):
         sim_mod._pooling_config(tmp_path)
 
@@ -107,8 +108,14 @@ class TableSimilarity:
         return np.array([self.scores[t.split("\n", 1)[1]] for t in b])
 
 
-ITEM = Item("q1", "demo", "objective", "What is the boiling point of water at sea level?",
-            ("90 C", "100 C", "110 C"), answer=1)
+ITEM = Item(
+    "q1",
+    "demo",
+    "objective",
+    "What is the boiling point of water at sea level?",
+    ("90 C", "100 C", "110 C"),
+    answer=1,
+)
 
 
 def _candidates(spec, questions):
@@ -176,8 +183,7 @@ def test_minilm_orders_meaning_sensibly(minilm):
         (base, "How important is work in your life?"),
         (base, "What is the boiling point of water at sea level?"),
     ]
-    same, para, related, unrelated = minilm.similarity([a for a, _ in pairs],
-                                                       [b for _, b in pairs])
+    same, para, related, unrelated = minilm.similarity([a for a, _ in pairs], [b for _, b in pairs])
     assert same == pytest.approx(1.0, abs=1e-5)
     assert same > para > related > unrelated
     assert para > 0.85
@@ -186,8 +192,11 @@ def test_minilm_orders_meaning_sensibly(minilm):
 
 @pytest.mark.slow
 def test_minilm_embeddings_are_unit_length_cached_and_batch_independent(minilm):
-    texts = ["A short one.", "A somewhat longer sentence about planets and their moons.",
-             "A short one."]
+    texts = [
+        "A short one.",
+        "A somewhat longer sentence about planets and their moons.",
+        "A short one.",
+    ]
     fresh = MiniLMSimilarity(batch_size=2)
     vectors = fresh.embed(texts)
     assert vectors.shape == (3, 384)

@@ -66,10 +66,16 @@ def test_an_empty_study_runs_the_demo_with_the_embedded_model(tmp_path):
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("[study]\nn_variant = 3\n", r"unknown key 'n_variant' in \[study\]; did you mean "
-                                     r"'n_variants'\?"),
-        ("[[models]]\nbackend = 'hf'\nmdoe = 'choice'\n", r"unknown key 'mdoe' in \[\[models\]\] "
-                                                         r"#1; did you mean 'mode'"),
+        (
+            "[study]\nn_variant = 3\n",
+            r"unknown key 'n_variant' in \[study\]; did you mean "
+            r"'n_variants'\?",
+        ),
+        (
+            "[[models]]\nbackend = 'hf'\nmdoe = 'choice'\n",
+            r"unknown key 'mdoe' in \[\[models\]\] "
+            r"#1; did you mean 'mode'",
+        ),
         ("[[models]]\nmode = 'logits'\n", "unknown mode 'logits'"),
         ("[[models]]\nbackend = 'tgi'\n", "unknown backend 'tgi'"),
         ("[[models]]\ndtype = 'int4'\n", "unknown dtype 'int4'"),
@@ -77,8 +83,10 @@ def test_an_empty_study_runs_the_demo_with_the_embedded_model(tmp_path):
         ("[study]\nn_variants = -1\n", "n_variants must be a whole number"),
         ("[outputs]\ntable = 'x'\n", r"unknown key 'outputs' in the file; did you mean 'output'"),
         ("[[models]]\nname = 'a'\n[[models]]\nname = 'a'\n", "share the name 'a'"),
-        ("[study]\nfamilies = ['framing']\n[perturbations.option_order]\n",
-         r"\[perturbations.option_order\] names a family the study does not run"),
+        (
+            "[study]\nfamilies = ['framing']\n[perturbations.option_order]\n",
+            r"\[perturbations.option_order\] names a family the study does not run",
+        ),
         ("[study\n", "not valid TOML"),
     ],
 )
@@ -97,14 +105,17 @@ def test_dict_interface_matches_the_file(tmp_path):
     import tomllib
 
     assert study_from_dict(tomllib.loads(FULL), base_dir=tmp_path) == load_study(
-        write(tmp_path, FULL))
+        write(tmp_path, FULL)
+    )
 
 
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("[study]\nfamilies = ['spelling_noise']\n[perturbations.spelling_noise]\nratee = 0.2\n",
-         r"\[perturbations.spelling_noise\] has no parameter 'ratee'; it takes min_length, rate"),
+        (
+            "[study]\nfamilies = ['spelling_noise']\n[perturbations.spelling_noise]\nratee = 0.2\n",
+            r"\[perturbations.spelling_noise\] has no parameter 'ratee'; it takes min_length, rate",
+        ),
         ("[output]\ntable = 'out/t.csv'\n", r"table 'out/t.csv' must end in .parquet"),
     ],
 )

@@ -18,15 +18,34 @@ from robustness.table import (
 
 
 def table(n: int = 4) -> pd.DataFrame:
-    return pd.DataFrame({
-        "study": "s", "model": "m", "dataset": "d", "dataset_type": "objective",
-        "item_id": "q1", "category": ["original"] + ["framing"] * (n - 1),
-        "variant_id": ["original/0"] + [f"framing/{i}" for i in range(n - 1)],
-        "params": "{}", "prompt_sha": "x", "shots": 0, "mode": "choice", "raw_output": "B",
-        "label": "B", "answer": 1, "valid": True, "invalid_reason": None, "gold": 1,
-        "correct": True, "option_probs": [[0.1, 0.7, 0.1, 0.1]] * n, "confidence": 0.5,
-        "latency_ms": 3.0, "seed": 0, "scale": "nominal", "n_options": 4,
-    })
+    return pd.DataFrame(
+        {
+            "study": "s",
+            "model": "m",
+            "dataset": "d",
+            "dataset_type": "objective",
+            "item_id": "q1",
+            "category": ["original"] + ["framing"] * (n - 1),
+            "variant_id": ["original/0"] + [f"framing/{i}" for i in range(n - 1)],
+            "params": "{}",
+            "prompt_sha": "x",
+            "shots": 0,
+            "mode": "choice",
+            "raw_output": "B",
+            "label": "B",
+            "answer": 1,
+            "valid": True,
+            "invalid_reason": None,
+            "gold": 1,
+            "correct": True,
+            "option_probs": [[0.1, 0.7, 0.1, 0.1]] * n,
+            "confidence": 0.5,
+            "latency_ms": 3.0,
+            "seed": 0,
+            "scale": "nominal",
+            "n_options": 4,
+        }
+    )
 
 
 def test_a_good_table_passes_and_keeps_extra_columns():
@@ -40,32 +59,48 @@ def test_a_good_table_passes_and_keeps_extra_columns():
     ("change", "message"),
     [
         (lambda t: t.drop(columns=["answer"]), r"missing column\(s\) 'answer'"),
-        (lambda t: t.assign(dataset_type=["objective", "factual", "objective", "objective"]),
-         r"column 'dataset_type', row 1 \(model='m', item_id='q1', variant_id='framing/0'\): "
-         r"'factual' is not one of"),
-        (lambda t: t.assign(answer=[1, 1, "two", 1]),
-         r"column 'answer', row 2 .*'two' is not a number"),
+        (
+            lambda t: t.assign(dataset_type=["objective", "factual", "objective", "objective"]),
+            r"column 'dataset_type', row 1 \(model='m', item_id='q1', variant_id='framing/0'\): "
+            r"'factual' is not one of",
+        ),
+        (
+            lambda t: t.assign(answer=[1, 1, "two", 1]),
+            r"column 'answer', row 2 .*'two' is not a number",
+        ),
         (lambda t: t.assign(answer=[1, 1, 1.5, 1]), "is not a whole number"),
         (lambda t: t.assign(answer=[1, 1, 4, 1]), "is not below the row's n_options"),
-        (lambda t: t.assign(valid=["yes", "maybe", "no", "yes"]),
-         r"column 'valid', row 1.*'maybe' is not a boolean"),
-        (lambda t: t.assign(variant_id=["original/0", "framing/0", "framing/0", "framing/2"]),
-         r"rows 1 and 2 share the key"),
+        (
+            lambda t: t.assign(valid=["yes", "maybe", "no", "yes"]),
+            r"column 'valid', row 1.*'maybe' is not a boolean",
+        ),
+        (
+            lambda t: t.assign(variant_id=["original/0", "framing/0", "framing/0", "framing/2"]),
+            r"rows 1 and 2 share the key",
+        ),
         (lambda t: t.assign(option_probs=[[0.5, 0.6, 0, 0]] * 4), "is not a probability vector"),
         (lambda t: t.assign(option_probs=[[0.5, 0.5]] * 4), "has 2 entries but n_options is 4"),
-        (lambda t: t.assign(correct=[True, False, True, True]),
-         r"column 'correct', row 1.*disagrees with answer == gold"),
+        (
+            lambda t: t.assign(correct=[True, False, True, True]),
+            r"column 'correct', row 1.*disagrees with answer == gold",
+        ),
         (lambda t: t.assign(confidence=[0.5, 1.5, 0.5, 0.5]), "is not a probability"),
         (lambda t: t.assign(item_id=["q1", " ", "q1", "q1"]), "is an empty string"),
-        (lambda t: t.assign(valid=[True, False, True, True]),
-         "is set on a row marked invalid"),
-        (lambda t: t.assign(answer=[1, None, 1, 1], correct=[True, None, True, True]),
-         "is missing on a row marked valid"),
+        (lambda t: t.assign(valid=[True, False, True, True]), "is set on a row marked invalid"),
+        (
+            lambda t: t.assign(answer=[1, None, 1, 1], correct=[True, None, True, True]),
+            "is missing on a row marked valid",
+        ),
         (lambda t: t.assign(dataset_type="subjective"), "is set on a subjective item"),
         (lambda t: t.assign(params=["{}", "{bad", "{}", "{}"]), "is not a JSON object"),
-        (lambda t: t.assign(dataset_type=["objective"] * 3 + ["subjective"], gold=[1, 1, 1, None],
-                            correct=[True, True, True, None]),
-         "dataset 'd' is objective in row 0 but subjective in row 3"),
+        (
+            lambda t: t.assign(
+                dataset_type=["objective"] * 3 + ["subjective"],
+                gold=[1, 1, 1, None],
+                correct=[True, True, True, None],
+            ),
+            "dataset 'd' is objective in row 0 but subjective in row 3",
+        ),
     ],
 )
 def test_faults_are_named_by_column_row_and_value(change, message):
@@ -92,7 +127,12 @@ def test_parquet_round_trip_carries_metadata(tmp_path):
 def test_csv_round_trip_with_missing_booleans_and_lists(tmp_path):
     t = table().astype({"valid": object, "correct": object, "answer": object})
     t.loc[3, ["valid", "answer", "label", "correct", "invalid_reason"]] = [
-        False, None, None, None, "no_label"]
+        False,
+        None,
+        None,
+        None,
+        "no_label",
+    ]
     path = write_csv(t, tmp_path / "t.csv")
     back = read_table(path, required=None)
     assert back["valid"].tolist() == [True, True, True, False]

@@ -29,10 +29,18 @@ def save_tiny_model(folder: Path, seed: int = 0) -> Path:
 
     folder.mkdir(parents=True, exist_ok=True)
     tokenizer = tiny_tokenizer()
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64,
-                         num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1,
-                         max_position_embeddings=4096, initializer_range=0.3,
-                         tie_word_embeddings=False, eos_token_id=2)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        max_position_embeddings=4096,
+        initializer_range=0.3,
+        tie_word_embeddings=False,
+        eos_token_id=2,
+    )
     with torch.random.fork_rng():
         torch.manual_seed(seed)
         model = LlamaForCausalLM(config)
@@ -62,8 +70,9 @@ class SlowRunner:
         return self.inner.identity()
 
     def _record(self, event: str, kind: str, digest: str) -> None:
-        line = json.dumps({"event": event, "pid": os.getpid(), "kind": kind, "shard": digest,
-                           "t": time.time()})
+        line = json.dumps(
+            {"event": event, "pid": os.getpid(), "kind": kind, "shard": digest, "t": time.time()}
+        )
         with open(self.log_dir / f"{os.getpid()}.jsonl", "a", encoding="utf-8") as handle:
             handle.write(line + "\n")
             handle.flush()
@@ -77,20 +86,28 @@ class SlowRunner:
         self._record("end", kind, digest)
         return out
 
-    def score_options(self, prompts: Sequence[Any], labels: Sequence[Sequence[str]], *,
-                      on_batch: Any = None) -> list[Any]:
-        return self._call("score_options", [prompts, labels],
-                          lambda: self.inner.score_options(prompts, labels, on_batch=on_batch))
+    def score_options(
+        self, prompts: Sequence[Any], labels: Sequence[Sequence[str]], *, on_batch: Any = None
+    ) -> list[Any]:
+        return self._call(
+            "score_options",
+            [prompts, labels],
+            lambda: self.inner.score_options(prompts, labels, on_batch=on_batch),
+        )
 
-    def generate(self, prompts: Sequence[Any], max_new_tokens: int, *,
-                 on_batch: Any = None) -> list[Any]:
-        return self._call("generate", [prompts, max_new_tokens],
-                          lambda: self.inner.generate(prompts, max_new_tokens, on_batch=on_batch))
+    def generate(
+        self, prompts: Sequence[Any], max_new_tokens: int, *, on_batch: Any = None
+    ) -> list[Any]:
+        return self._call(
+            "generate",
+            [prompts, max_new_tokens],
+            lambda: self.inner.generate(prompts, max_new_tokens, on_batch=on_batch),
+        )
 
-    def loglikelihood(self, pairs: Sequence[tuple[Any, str]], *, on_batch: Any = None
-                      ) -> list[Any]:
-        return self._call("loglikelihood", [pairs],
-                          lambda: self.inner.loglikelihood(pairs, on_batch=on_batch))
+    def loglikelihood(self, pairs: Sequence[tuple[Any, str]], *, on_batch: Any = None) -> list[Any]:
+        return self._call(
+            "loglikelihood", [pairs], lambda: self.inner.loglikelihood(pairs, on_batch=on_batch)
+        )
 
 
 class SlowFactory:

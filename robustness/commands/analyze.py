@@ -11,9 +11,15 @@ from rich.markup import escape
 from robustness.table import read_metadata, read_table
 
 
-def analyze_table(table_path: str | Path, out: str | Path, *, formula: str | None = None,
-                  cluster: str = "item", report: bool = True,
-                  console: Console | None = None) -> tuple[Any, dict[str, Path]]:
+def analyze_table(
+    table_path: str | Path,
+    out: str | Path,
+    *,
+    formula: str | None = None,
+    cluster: str = "item",
+    report: bool = True,
+    console: Console | None = None,
+) -> tuple[Any, dict[str, Path]]:
     """Run every analysis on a Parquet/CSV table and write the report; return both."""
     from analyses.pipeline import analyze
     from robustness.report import write_report

@@ -23,10 +23,14 @@ from robustness.study import ModelConfig, StudyConfig
 
 def demo_config(out: Path, mode: str, n_variants: int, seed: int) -> StudyConfig:
     return StudyConfig(
-        name="demo", seed=seed, families=FAMILY_ORDER, n_variants=n_variants,
-        models=(ModelConfig(name="smollm2-135m", mode=mode, batch_size=16,
-                            max_new_tokens=12),),
-        table=str(out / "demo.parquet"), cache=str(out / "demo.cache.sqlite"))
+        name="demo",
+        seed=seed,
+        families=FAMILY_ORDER,
+        n_variants=n_variants,
+        models=(ModelConfig(name="smollm2-135m", mode=mode, batch_size=16, max_new_tokens=12),),
+        table=str(out / "demo.parquet"),
+        cache=str(out / "demo.cache.sqlite"),
+    )
 
 
 def run_demo(out: str, mode: str, n_per_dataset: int, n_variants: int, seed: int) -> None:
@@ -39,12 +43,15 @@ def run_demo(out: str, mode: str, n_per_dataset: int, n_variants: int, seed: int
     folder = Path(out).resolve()
     config = demo_config(folder, mode, n_variants, seed)
     items = per_dataset(demo_items(), n_per_dataset)
-    console.print(f"[bold]robustness demo[/]: {len(items)} bundled items x 8 families x "
-                  f"{n_variants} variants, SmolLM2-135M-Instruct ({mode} mode) on the CPU")
+    console.print(
+        f"[bold]robustness demo[/]: {len(items)} bundled items x 8 families x "
+        f"{n_variants} variants, SmolLM2-135M-Instruct ({mode} mode) on the CPU"
+    )
     bars, update = progress_bars(console)
     with bars:
-        table, meta = run_study(config, items=items, progress=update,
-                                noise_floor=16 if mode == "choice" else 0)
+        table, meta = run_study(
+            config, items=items, progress=update, noise_floor=16 if mode == "choice" else 0
+        )
     summarise(console, table, meta, config.table_path, time.perf_counter() - start)
     result = analyze(table, folder, console=console)
     paths = write_report(table, result, folder, meta)

@@ -42,8 +42,9 @@ def summary_table(variants: Sequence[Variant]) -> Table:
         table.add_column(col, justify="right")
     for cat in (ORIGINAL, *FAMILY_ORDER):
         if cat in counts:
-            table.add_row(cat, str(counts[cat]), str(len(items[cat])),
-                          f"{counts[cat] / len(items[cat]):.2f}")
+            table.add_row(
+                cat, str(counts[cat]), str(len(items[cat])), f"{counts[cat] / len(items[cat]):.2f}"
+            )
     return table
 
 
@@ -62,6 +63,5 @@ def run_perturb(
     console.print(summary_table(variants))
     if out:
         write_variants(variants, out)
-        console.print(f"wrote {len(variants)} variants of {len(items)} items to "
-                      f"{escape(str(out))}")
+        console.print(f"wrote {len(variants)} variants of {len(items)} items to {escape(str(out))}")
     return variants

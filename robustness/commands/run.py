@@ -36,9 +36,17 @@ class RateColumn(TextColumn):
 
 def progress_bars(console: Console) -> tuple[Progress, Any]:
     """A rich Progress and the ``progress(model, done, total)`` callback that drives it."""
-    bars = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    RateColumn(), TextColumn("ETA"), TimeRemainingColumn(), TimeElapsedColumn(),
-                    console=console, transient=False)
+    bars = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        RateColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    )
     tasks: dict[str, TaskID] = {}
 
     def update(model: str, done: int, total: int) -> None:
@@ -49,33 +57,55 @@ def progress_bars(console: Console) -> tuple[Progress, Any]:
     return bars, update
 
 
-def summarise(console: Console, table: pd.DataFrame, meta: dict[str, Any], path: Path,
-              seconds: float) -> None:
+def summarise(
+    console: Console, table: pd.DataFrame, meta: dict[str, Any], path: Path, seconds: float
+) -> None:
     valid = table["valid"].mean() if len(table) else float("nan")
-    console.print(f"[bold]{len(table)}[/] rows ({meta['n_items']} items x "
-                  f"{meta['n_variants'] // max(1, meta['n_items'])} variants x "
-                  f"{table['model'].nunique()} models), {valid:.1%} valid, in {seconds:.1f} s")
+    console.print(
+        f"[bold]{len(table)}[/] rows ({meta['n_items']} items x "
+        f"{meta['n_variants'] // max(1, meta['n_items'])} variants x "
+        f"{table['model'].nunique()} models), {valid:.1%} valid, in {seconds:.1f} s"
+    )
     for name, entry in meta.get("models", {}).items():
         cache = entry.get("cache", {})
-        line = (f"  {escape(name)}: dtype {entry.get('runner', {}).get('dtype', '?')}, batch "
-                f"{entry.get('runner', {}).get('batch_size', '?')}, cache hits "
-                f"{cache.get('hits', 0)}, model calls {cache.get('model_calls', 0)}")
+        line = (
+            f"  {escape(name)}: dtype {entry.get('runner', {}).get('dtype', '?')}, batch "
+            f"{entry.get('runner', {}).get('batch_size', '?')}, cache hits "
+            f"{cache.get('hits', 0)}, model calls {cache.get('model_calls', 0)}"
+        )
         floor = entry.get("noise_floor")
         if floor:
-            line += (f"; noise floor: {floor['flips']}/{floor['k']} answers flip from batching "
-                     f"and precision alone (max |dp| {floor['max_abs_prob_diff']:.2e})")
+            line += (
+                f"; noise floor: {floor['flips']}/{floor['k']} answers flip from batching "
+                f"and precision alone (max |dp| {floor['max_abs_prob_diff']:.2e})"
+            )
         console.print(line)
     console.print(f"table: {escape(str(path))}")
 
 
-def run_command(study: str, resume: bool, limit: int | None, noise_floor: int,
-                csv: bool, ray: str | None = None, workers: int = 2) -> pd.DataFrame:
+def run_command(
+    study: str,
+    resume: bool,
+    limit: int | None,
+    noise_floor: int,
+    csv: bool,
+    ray: str | None = None,
+    workers: int = 2,
+) -> pd.DataFrame:
     config = load_study(study)
     console = Console()
     bars, update = progress_bars(console)
     start = time.perf_counter()
     with bars:
-        table, meta = run_study(config, limit=limit, resume=resume, noise_floor=noise_floor,
-                                progress=update, csv=csv, ray=ray, workers=workers)
+        table, meta = run_study(
+            config,
+            limit=limit,
+            resume=resume,
+            noise_floor=noise_floor,
+            progress=update,
+            csv=csv,
+            ray=ray,
+            workers=workers,
+        )
     summarise(console, table, meta, config.table_path, time.perf_counter() - start)
     return table

@@ -101,30 +101,50 @@ def make_runner(
         from robustness.runners.openai import make_openai_runner
 
         if model == EMBEDDED:
-            raise ModelError("backend 'openai' needs the model name the server serves, not "
-                             "'embedded'.")
+            raise ModelError(
+                "backend 'openai' needs the model name the server serves, not 'embedded'."
+            )
         if "base_url" not in options:
-            raise ModelError("backend 'openai' needs base_url (the server's address such as "
-                             "http://127.0.0.1:8000/v1) in the model's options.")
+            raise ModelError(
+                "backend 'openai' needs base_url (the server's address such as "
+                "http://127.0.0.1:8000/v1) in the model's options."
+            )
         return make_openai_runner(model, batch_size=batch_size, chat=chat, **options)
     if dtype not in DTYPE_NAMES:
         raise ModelError(f"unknown dtype {dtype!r}: use one of {', '.join(DTYPE_NAMES)}.")
     if backend == "vllm":
         from robustness.runners.vllm import make_vllm_runner
 
-        return make_vllm_runner(model, dtype=dtype, batch_size=batch_size, chat=chat,
-                                device=device, **options)
+        return make_vllm_runner(
+            model, dtype=dtype, batch_size=batch_size, chat=chat, device=device, **options
+        )
     unknown = set(options) - {"threads", "max_padding"}
     if unknown:
-        raise ModelError(f"backend 'hf' has no option(s) {', '.join(sorted(unknown))}; it "
-                         "takes threads and max_padding.")
-    return _make_hf(model, dtype=dtype, device=device, batch_size=batch_size, chat=chat,
-                    threads=options.get("threads"),
-                    max_padding=options.get("max_padding", "auto"))
+        raise ModelError(
+            f"backend 'hf' has no option(s) {', '.join(sorted(unknown))}; it "
+            "takes threads and max_padding."
+        )
+    return _make_hf(
+        model,
+        dtype=dtype,
+        device=device,
+        batch_size=batch_size,
+        chat=chat,
+        threads=options.get("threads"),
+        max_padding=options.get("max_padding", "auto"),
+    )
 
 
-def _make_hf(model: str, *, dtype: str, device: str, batch_size: int, chat: str | bool,
-             threads: int | None, max_padding: float | str | None) -> HFRunner:
+def _make_hf(
+    model: str,
+    *,
+    dtype: str,
+    device: str,
+    batch_size: int,
+    chat: str | bool,
+    threads: int | None,
+    max_padding: float | str | None,
+) -> HFRunner:
     from robustness.runners.hf import HFRunner, resolve_device
 
     resolve_device(device)  # fail on a missing GPU before any slow model work
@@ -132,15 +152,28 @@ def _make_hf(model: str, *, dtype: str, device: str, batch_size: int, chat: str 
         from robustness.runners.embedded import MODEL_ID, ensure_converted
 
         found = ensure_converted()
-        return HFRunner.from_pretrained(found.path, model_id=f"{EMBEDDED}:{MODEL_ID}",
-                                        revision=found.gguf_sha256[:16], dtype=dtype,
-                                        device=device, batch_size=batch_size, chat=chat,
-                                        threads=threads, max_padding=max_padding)
+        return HFRunner.from_pretrained(
+            found.path,
+            model_id=f"{EMBEDDED}:{MODEL_ID}",
+            revision=found.gguf_sha256[:16],
+            dtype=dtype,
+            device=device,
+            batch_size=batch_size,
+            chat=chat,
+            threads=threads,
+            max_padding=max_padding,
+        )
     path = Path(model).expanduser()
     if not path.exists() and not _HUB_ID.match(model):
         raise ModelError(f"model path {model!r} does not exist.")
     if path.exists() and not path.is_dir():
         raise ModelError(f"model path {model!r} is a file; give the model's folder.")
-    return HFRunner.from_pretrained(path if path.exists() else model, dtype=dtype, device=device,
-                                    batch_size=batch_size, chat=chat, threads=threads,
-                                    max_padding=max_padding)
+    return HFRunner.from_pretrained(
+        path if path.exists() else model,
+        dtype=dtype,
+        device=device,
+        batch_size=batch_size,
+        chat=chat,
+        threads=threads,
+        max_padding=max_padding,
+    )

@@ -89,8 +89,9 @@ def result_to_json(result: OptionScores | Generation | LogLikelihood) -> dict[st
     return asdict(result)
 
 
-def result_from_json(kind: str, data: Mapping[str, Any]
-                     ) -> OptionScores | Generation | LogLikelihood:
+def result_from_json(
+    kind: str, data: Mapping[str, Any]
+) -> OptionScores | Generation | LogLikelihood:
     """Rebuild a result of call ``kind`` from :func:`result_to_json` output."""
     cls = RESULT_TYPES[kind]
     if cls is OptionScores:
@@ -151,14 +152,14 @@ def canonical_prompt(prompt: Prompt) -> str | list[dict[str, str]]:
         messages: list[dict[str, str]] = []
         for i, message in enumerate(prompt):
             if not (isinstance(message, Mapping) and "role" in message and "content" in message):
-                raise ModelError(f"chat message {i} must be a mapping with 'role' and "
-                                 "'content'.")
+                raise ModelError(f"chat message {i} must be a mapping with 'role' and 'content'.")
             messages.append({str(k): str(v) for k, v in message.items()})
         if not messages:
             raise ModelError("a chat prompt must hold at least one message.")
         return messages
-    raise ModelError("a prompt must be text or a list of chat messages, not "
-                     f"{type(prompt).__name__}.")
+    raise ModelError(
+        f"a prompt must be text or a list of chat messages, not {type(prompt).__name__}."
+    )
 
 
 def check_labels(labels: Sequence[str], where: str) -> tuple[str, ...]:
@@ -184,6 +185,9 @@ def check_label_sets(prompts: Sequence[Any], labels: Sequence[Any], call: str) -
 
 def check_max_new_tokens(max_new_tokens: int) -> None:
     """A whole number of new tokens, at least one, or ModelError."""
-    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or \
-            max_new_tokens < 1:
+    if (
+        isinstance(max_new_tokens, bool)
+        or not isinstance(max_new_tokens, int)
+        or max_new_tokens < 1
+    ):
         raise ModelError(f"max_new_tokens must be at least 1, got {max_new_tokens!r}.")

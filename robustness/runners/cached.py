@@ -100,12 +100,19 @@ class CachedRunner:
         on_batch: BatchCallback | None = None,
     ) -> list[Generation]:
         """Greedy generations, from the cache where possible."""
-        requests = [{"prompt": canonical_prompt(p), "max_new_tokens": int(max_new_tokens),
-                     "decoding": "greedy"} for p in prompts]
+        requests = [
+            {
+                "prompt": canonical_prompt(p),
+                "max_new_tokens": int(max_new_tokens),
+                "decoding": "greedy",
+            }
+            for p in prompts
+        ]
 
         def call(positions: list[int], callback: BatchCallback) -> list[Any]:
-            return self.runner.generate([prompts[i] for i in positions], max_new_tokens,
-                                        on_batch=callback)
+            return self.runner.generate(
+                [prompts[i] for i in positions], max_new_tokens, on_batch=callback
+            )
 
         return self._run("generate", requests, call, on_batch)
 
@@ -118,12 +125,15 @@ class CachedRunner:
     ) -> list[OptionScores]:
         """Label probabilities, from the cache where possible."""
         check_label_sets(prompts, labels, "score_options")
-        requests = [{"prompt": canonical_prompt(p), "labels": [str(x) for x in lab]}
-                    for p, lab in zip(prompts, labels, strict=True)]
+        requests = [
+            {"prompt": canonical_prompt(p), "labels": [str(x) for x in lab]}
+            for p, lab in zip(prompts, labels, strict=True)
+        ]
 
         def call(positions: list[int], callback: BatchCallback) -> list[Any]:
-            return self.runner.score_options([prompts[i] for i in positions],
-                                             [labels[i] for i in positions], on_batch=callback)
+            return self.runner.score_options(
+                [prompts[i] for i in positions], [labels[i] for i in positions], on_batch=callback
+            )
 
         return self._run("score_options", requests, call, on_batch)
 
@@ -169,8 +179,9 @@ class CachedRunner:
         if not waiting:
             return results
         firsts = [positions[0] for positions in waiting.values()]
-        self._count(misses=sum(len(p) for p in waiting.values()), model_calls=1,
-                    model_requests=len(firsts))
+        self._count(
+            misses=sum(len(p) for p in waiting.values()), model_calls=1, model_requests=len(firsts)
+        )
         saved: set[str] = set()
 
         def store(local: Sequence[int], batch: Sequence[Any]) -> None:

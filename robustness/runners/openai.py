@@ -161,8 +161,9 @@ _SPACE_MARKERS = ("Ġ", "▁")
 class _Retryable(Exception):
     """One attempt failed in a way a later attempt may not."""
 
-    def __init__(self, reason: str, retry_after: float | None = None,
-                 detail: str | None = None) -> None:
+    def __init__(
+        self, reason: str, retry_after: float | None = None, detail: str | None = None
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.retry_after = retry_after
@@ -172,8 +173,14 @@ class _Retryable(Exception):
 class _PromptFailed(Exception):
     """A request failed for good; ``stop`` means it would fail for every prompt too."""
 
-    def __init__(self, message: str, *, stop: bool = False, permanent: bool = False,
-                 advice: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        stop: bool = False,
+        permanent: bool = False,
+        advice: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.stop = stop
@@ -222,7 +229,7 @@ def token_text(token: str) -> str:
     space, so servers that list raw vocabulary entries match labels too."""
     for marker in _SPACE_MARKERS:
         if token.startswith(marker):
-            return " " + token[len(marker):]
+            return " " + token[len(marker) :]
     return token
 
 
@@ -262,8 +269,9 @@ def first_top_logprobs(endpoint: str, data: Mapping[str, Any]) -> list[tuple[str
     return pairs
 
 
-def label_scores(top: Sequence[tuple[str, float]], labels: Sequence[str]
-                 ) -> tuple[tuple[float, ...], tuple[float, ...], float, str]:
+def label_scores(
+    top: Sequence[tuple[str, float]], labels: Sequence[str]
+) -> tuple[tuple[float, ...], tuple[float, ...], float, str]:
     """Label probabilities from one position's top logprobs: (renormalised probs, raw label
     log-probs, top token probability, top token).
 
@@ -282,8 +290,10 @@ def label_scores(top: Sequence[tuple[str, float]], labels: Sequence[str]
             mass[index] += math.exp(logprob)
     if not any(m > 0.0 for m in mass):
         listed = ", ".join(repr(token_text(t)) for t, _ in top[:5])
-        raise ModelError(f"none of the labels {list(labels)!r} is among the server's "
-                         f"{len(top)} most likely first tokens (the first are {listed}).")
+        raise ModelError(
+            f"none of the labels {list(labels)!r} is among the server's "
+            f"{len(top)} most likely first tokens (the first are {listed})."
+        )
     total = sum(mass)
     probs = tuple(m / total for m in mass)
     label_lp = tuple(math.log(m) if m > 0.0 else -math.inf for m in mass)
@@ -291,8 +301,9 @@ def label_scores(top: Sequence[tuple[str, float]], labels: Sequence[str]
     return probs, label_lp, math.exp(best_lp), token_text(best_token)
 
 
-def echo_loglikelihood(data: Mapping[str, Any], prompt_chars: int, full_chars: int
-                       ) -> LogLikelihood | None:
+def echo_loglikelihood(
+    data: Mapping[str, Any], prompt_chars: int, full_chars: int
+) -> LogLikelihood | None:
     """Sum the echoed log-probabilities of the response's tokens, or None when the answer
     carries no echoed logprobs.
 
@@ -322,8 +333,10 @@ def echo_loglikelihood(data: Mapping[str, Any], prompt_chars: int, full_chars: i
     for start, end, value in zip(offsets, ends, values, strict=True):
         if end > prompt_chars and start < full_chars:
             if value is None:
-                raise ModelError("the server gave no log-probability for the response's first "
-                                 "token (an empty prompt cannot condition it).")
+                raise ModelError(
+                    "the server gave no log-probability for the response's first "
+                    "token (an empty prompt cannot condition it)."
+                )
             total += float(value)
             count += 1
     return LogLikelihood(logprob=total, n_tokens=count)
@@ -340,13 +353,14 @@ def _generation(endpoint: str, data: Mapping[str, Any], latency_ms: float) -> Ge
         text = choices[0].get("text")
     usage = data.get("usage")
     n = usage.get("completion_tokens") if isinstance(usage, Mapping) else None
-    return Generation(text=str(text or ""), n_tokens=int(n) if isinstance(n, int) else 0,
-                      latency_ms=latency_ms)
+    return Generation(
+        text=str(text or ""), n_tokens=int(n) if isinstance(n, int) else 0, latency_ms=latency_ms
+    )
 
 
 def _one_line(text: str, limit: int = 200) -> str:
     flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[:limit - 3] + "..."
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 # --------------------------------------------------------------------------- the runner
@@ -390,17 +404,30 @@ class OpenAIRunner:
             chat = "never"
         if chat not in CHAT_MODES:
             raise ModelError(f"unknown chat setting {chat!r}: use auto, always or never.")
-        for name, value, low in (("concurrency", concurrency, 1), ("batch_size", batch_size, 1),
-                                 ("max_retries", max_retries, 0), ("top_logprobs", top_logprobs,
-                                                                   1)):
+        for name, value, low in (
+            ("concurrency", concurrency, 1),
+            ("batch_size", batch_size, 1),
+            ("max_retries", max_retries, 0),
+            ("top_logprobs", top_logprobs, 1),
+        ):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ModelError(f"{name} must be an integer of at least {low}, got {value!r}.")
-        for name, number in (("timeout", timeout), ("backoff", backoff),
-                             ("max_backoff", max_backoff), ("stop_cooldown", stop_cooldown)):
-            if isinstance(number, bool) or not isinstance(number, int | float) or not (
-                    number >= 0 and math.isfinite(number)) or (name == "timeout" and number == 0):
-                raise ModelError(f"{name} must be a non-negative number of seconds (timeout "
-                                 f"positive), got {number!r}.")
+        for name, number in (
+            ("timeout", timeout),
+            ("backoff", backoff),
+            ("max_backoff", max_backoff),
+            ("stop_cooldown", stop_cooldown),
+        ):
+            if (
+                isinstance(number, bool)
+                or not isinstance(number, int | float)
+                or not (number >= 0 and math.isfinite(number))
+                or (name == "timeout" and number == 0)
+            ):
+                raise ModelError(
+                    f"{name} must be a non-negative number of seconds (timeout "
+                    f"positive), got {number!r}."
+                )
         self.model_id = model
         self._set_url(base_url)
         self.api_key_env = api_key_env or None
@@ -425,11 +452,15 @@ class OpenAIRunner:
     def _set_url(self, base_url: str) -> None:
         parts = urlsplit(str(base_url).strip())
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ModelError("base_url must be an http:// or https:// URL with a host, such as "
-                             "http://127.0.0.1:8000/v1.")
+            raise ModelError(
+                "base_url must be an http:// or https:// URL with a host, such as "
+                "http://127.0.0.1:8000/v1."
+            )
         if parts.username is not None or parts.password is not None:
-            raise ModelError("base_url must not carry credentials; put the API key in the "
-                             "environment variable named by api_key_env.")
+            raise ModelError(
+                "base_url must not carry credentials; put the API key in the "
+                "environment variable named by api_key_env."
+            )
         try:
             port = parts.port
         except ValueError as err:
@@ -458,8 +489,15 @@ class OpenAIRunner:
         """Settings only (no pool, connections, locks or counters), so a runner can be sent
         to another process; the key is read there from that process's environment."""
         state = dict(self.__dict__)
-        for name in ("_lock", "_local", "_connections", "_pool", "_stats", "_stopped",
-                     "_failed_prompts"):
+        for name in (
+            "_lock",
+            "_local",
+            "_connections",
+            "_pool",
+            "_stats",
+            "_stopped",
+            "_failed_prompts",
+        ):
             state.pop(name, None)
         return state
 
@@ -468,8 +506,10 @@ class OpenAIRunner:
         self._init_state()
 
     def __repr__(self) -> str:
-        return (f"OpenAIRunner(model={self.model_id!r}, server_id={self.server_id!r}, "
-                f"chat={self.chat!r}, concurrency={self.concurrency})")
+        return (
+            f"OpenAIRunner(model={self.model_id!r}, server_id={self.server_id!r}, "
+            f"chat={self.chat!r}, concurrency={self.concurrency})"
+        )
 
     def close(self) -> None:
         """Stop the thread pool and close every connection (the runner can still be used:
@@ -500,8 +540,7 @@ class OpenAIRunner:
     def stats(self) -> RequestStats:
         """A snapshot of the request counters."""
         with self._lock:
-            return RequestStats(**{**self._stats.__dict__,
-                                   "reasons": dict(self._stats.reasons)})
+            return RequestStats(**{**self._stats.__dict__, "reasons": dict(self._stats.reasons)})
 
     @property
     def has_chat_template(self) -> bool:
@@ -515,8 +554,7 @@ class OpenAIRunner:
             "model_id": self.model_id,
             "server_id": self.server_id,
             "chat": self.chat,
-            "endpoints": {"text": self._endpoint_for(False),
-                          "messages": self._endpoint_for(True)},
+            "endpoints": {"text": self._endpoint_for(False), "messages": self._endpoint_for(True)},
             "temperature": 0.0,
             "top_logprobs": self.top_logprobs,
             "extra_body": self.extra_body,
@@ -542,8 +580,13 @@ class OpenAIRunner:
         return "chat", {"messages": data}, None
 
     def _body(self, fields: Mapping[str, Any], **params: Any) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.model_id, **fields, "temperature": 0.0,
-                                "stream": False, **params}
+        body: dict[str, Any] = {
+            "model": self.model_id,
+            **fields,
+            "temperature": 0.0,
+            "stream": False,
+            **params,
+        }
         body.update(self.extra_body)
         return body
 
@@ -575,8 +618,9 @@ class OpenAIRunner:
             return conn, True
         if conn is None:
             if self._scheme == "https":
-                conn = http.client.HTTPSConnection(self._host, self._port, timeout=remaining,
-                                                   context=ssl.create_default_context())
+                conn = http.client.HTTPSConnection(
+                    self._host, self._port, timeout=remaining, context=ssl.create_default_context()
+                )
             else:
                 conn = http.client.HTTPConnection(self._host, self._port, timeout=remaining)
             self._local.conn = conn
@@ -593,15 +637,21 @@ class OpenAIRunner:
     def _exchange(self, endpoint: str, payload: bytes) -> tuple[int, Mapping[str, str], bytes]:
         """One HTTP exchange within ``timeout``; reopens a stale keep-alive connection once."""
         deadline = time.monotonic() + self.timeout
-        headers = {"Content-Type": "application/json", "Accept": "application/json",
-                   "User-Agent": "robustness-openai-runner"}
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": "robustness-openai-runner",
+        }
         key = self._api_key()
         if key:
             if not key.isascii() or not key.isprintable():
                 # http.client would reject the header with the key in its message.
-                raise _PromptFailed(f"the API key in the environment variable "
-                                    f"{self.api_key_env} has characters an HTTP header cannot "
-                                    "carry", stop=True)
+                raise _PromptFailed(
+                    f"the API key in the environment variable "
+                    f"{self.api_key_env} has characters an HTTP header cannot "
+                    "carry",
+                    stop=True,
+                )
             headers["Authorization"] = f"Bearer {key}"
         path = f"{self._path}{_PATHS[endpoint]}{self._query}"
         for fresh_retry in (False, True):
@@ -650,11 +700,11 @@ class OpenAIRunner:
         except TimeoutError as err:
             raise _Retryable("timeout", detail=f"no answer within {self.timeout:g} s") from err
         except ssl.SSLCertVerificationError as err:
-            raise _PromptFailed(f"the TLS certificate of {self.url} could not be verified.",
-                                stop=True) from err
+            raise _PromptFailed(
+                f"the TLS certificate of {self.url} could not be verified.", stop=True
+            ) from err
         except (OSError, http.client.HTTPException) as err:
-            raise _Retryable("connection", detail=f"connection error {type(err).__name__}"
-                             ) from err
+            raise _Retryable("connection", detail=f"connection error {type(err).__name__}") from err
         elapsed_ms = (time.perf_counter() - started) * 1000.0
         if status == 429 or status >= 500 or status in RETRY_STATUSES:
             raise _Retryable(f"http {status}", _retry_after(headers), detail=f"HTTP {status}")
@@ -666,14 +716,20 @@ class OpenAIRunner:
                 advice = f"check the key in the environment variable {self.api_key_env}"
             else:
                 advice = "check the server's access settings"
-            raise _PromptFailed(f"the openai backend stopped: {self.url} answered HTTP "
-                                f"{status} for model {self.model_id!r} ({detail})",
-                                stop=True, advice=advice)
+            raise _PromptFailed(
+                f"the openai backend stopped: {self.url} answered HTTP "
+                f"{status} for model {self.model_id!r} ({detail})",
+                stop=True,
+                advice=advice,
+            )
         if status >= 400:
             raise _PromptFailed(f"{self.url} answered HTTP {status} ({detail}).", permanent=True)
         if not 200 <= status < 300:
-            raise _PromptFailed(f"the openai backend stopped: {self.url} answered HTTP {status}"
-                                f" ({detail})", stop=True, advice="check base_url")
+            raise _PromptFailed(
+                f"the openai backend stopped: {self.url} answered HTTP {status} ({detail})",
+                stop=True,
+                advice="check base_url",
+            )
         try:
             data = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as err:
@@ -681,13 +737,16 @@ class OpenAIRunner:
         if not isinstance(data, Mapping):
             raise _Retryable("malformed")
         if data.get("error") and not data.get("choices"):
-            raise _PromptFailed(f"{self.url} answered with an error ({self._detail(raw)}).",
-                                permanent=True)
+            raise _PromptFailed(
+                f"{self.url} answered with an error ({self._detail(raw)}).", permanent=True
+            )
         try:
             return job.parse(dict(data), elapsed_ms)
         except (KeyError, IndexError, TypeError, ValueError, AttributeError) as err:
-            raise _PromptFailed(f"{self.url} gave an answer this runner cannot read "
-                                f"({type(err).__name__})", permanent=True) from None
+            raise _PromptFailed(
+                f"{self.url} gave an answer this runner cannot read ({type(err).__name__})",
+                permanent=True,
+            ) from None
 
     def _detail(self, raw: bytes) -> str:
         """A short, key-free description of an error body."""
@@ -722,7 +781,8 @@ class OpenAIRunner:
                     last = failure.detail or failure.reason
                     raise _PromptFailed(
                         f"the openai backend stopped: a request to {self.url} failed "
-                        f"{attempt} times in a row (last: {last})", stop=True,
+                        f"{attempt} times in a row (last: {last})",
+                        stop=True,
                         advice="check the server, then run again to resume from the cache",
                     ) from None
                 delay = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
@@ -730,9 +790,14 @@ class OpenAIRunner:
                 if failure.retry_after is not None:
                     delay = max(delay, min(self.max_backoff, failure.retry_after))
                 self._count(retries=1)
-                logger.info("retrying a request to %s in %.2f s after %s (attempt %d of %d)",
-                            self.url, delay, failure.detail or failure.reason, attempt + 1,
-                            self.max_retries + 1)
+                logger.info(
+                    "retrying a request to %s in %.2f s after %s (attempt %d of %d)",
+                    self.url,
+                    delay,
+                    failure.detail or failure.reason,
+                    attempt + 1,
+                    self.max_retries + 1,
+                )
                 if stop.wait(delay):
                     raise _Cancelled from None
                 continue
@@ -748,8 +813,9 @@ class OpenAIRunner:
     def _executor(self) -> ThreadPoolExecutor:
         with self._lock:
             if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=self.concurrency,
-                                                thread_name_prefix="openai-runner")
+                self._pool = ThreadPoolExecutor(
+                    max_workers=self.concurrency, thread_name_prefix="openai-runner"
+                )
             return self._pool
 
     def _check_stopped(self, kind: str) -> None:
@@ -759,11 +825,13 @@ class OpenAIRunner:
                 del self._stopped[key]
             stopped = self._stopped.get("*") or self._stopped.get(kind)
         if stopped is not None:
-            raise ModelError(f"{stopped[0]}; no request was sent (call reset() to try again "
-                             "at once).")
+            raise ModelError(
+                f"{stopped[0]}; no request was sent (call reset() to try again at once)."
+            )
 
-    def _run(self, kind: str, jobs: Sequence[_Job], n: int, on_batch: BatchCallback | None
-             ) -> list[Any]:
+    def _run(
+        self, kind: str, jobs: Sequence[_Job], n: int, on_batch: BatchCallback | None
+    ) -> list[Any]:
         """Run the ``kind`` call's ``jobs`` on the pool, hand results to ``on_batch`` as they
         complete, and raise one ModelError for a stop or for prompts that failed for good."""
         self._check_stopped(kind)
@@ -812,7 +880,7 @@ class OpenAIRunner:
                 answered += len(ready)
                 if on_batch is not None:
                     for start in range(0, len(ready), self.batch_size):
-                        chunk = ready[start:start + self.batch_size]
+                        chunk = ready[start : start + self.batch_size]
                         on_batch(chunk, [results[i] for i in chunk])
         except BaseException:
             stop.set()
@@ -827,22 +895,29 @@ class OpenAIRunner:
                 self._stopped[kind if stopped.permanent else "*"] = (message, until)
             logger.warning("%s", message)
             if stopped.advice:
-                raise ModelError(f"{message}, after answering {answered} of {n} prompts; "
-                                 f"{self._scrub(stopped.advice)}.")
+                raise ModelError(
+                    f"{message}, after answering {answered} of {n} prompts; "
+                    f"{self._scrub(stopped.advice)}."
+                )
             raise ModelError(f"{message}.")
         if failures:
             first = min(failures)
             others = len(failures) - 1
-            more = f" ({others} other prompt{'s' if others != 1 else ''} failed too)" if \
-                others else ""
+            more = (
+                f" ({others} other prompt{'s' if others != 1 else ''} failed too)" if others else ""
+            )
             raise ModelError(f"prompt {first}: {failures[first].rstrip('.')}{more}.")
         return results
 
     def _capability_stop(self, what: str, mode_hint: str) -> _PromptFailed:
-        return _PromptFailed(f"the server at {self.url} returned no {what} for model "
-                             f"{self.model_id!r}, so {mode_hint} cannot run on it; use "
-                             "mode = \"generate\" for this model (only generate mode works "
-                             "with this server)", stop=True, permanent=True)
+        return _PromptFailed(
+            f"the server at {self.url} returned no {what} for model "
+            f"{self.model_id!r}, so {mode_hint} cannot run on it; use "
+            'mode = "generate" for this model (only generate mode works '
+            "with this server)",
+            stop=True,
+            permanent=True,
+        )
 
     # ----------------------------------------------------------------- protocol
     def generate(
@@ -880,21 +955,31 @@ class OpenAIRunner:
         for i, prompt in enumerate(prompts):
             endpoint, fields, _ = self._route(prompt)
             if endpoint == "chat":
-                body = self._body(fields, max_tokens=1, logprobs=True,
-                                  top_logprobs=self.top_logprobs)
+                body = self._body(
+                    fields, max_tokens=1, logprobs=True, top_logprobs=self.top_logprobs
+                )
             else:
                 body = self._body(fields, max_tokens=1, logprobs=self.top_logprobs)
 
-            def parse(data: dict[str, Any], ms: float, endpoint: str = endpoint,
-                      lab: tuple[str, ...] = checked[i]) -> OptionScores:
+            def parse(
+                data: dict[str, Any],
+                ms: float,
+                endpoint: str = endpoint,
+                lab: tuple[str, ...] = checked[i],
+            ) -> OptionScores:
                 if not data.get("choices"):
                     raise _Retryable("malformed")
                 top = first_top_logprobs(endpoint, data)
                 if top is None:
                     raise self._capability_stop("top_logprobs", "choice mode")
                 probs, label_lp, top_prob, top_token = label_scores(top, lab)
-                return OptionScores(probs=probs, label_logprobs=label_lp, top_prob=top_prob,
-                                    top_token=top_token, latency_ms=ms)
+                return OptionScores(
+                    probs=probs,
+                    label_logprobs=label_lp,
+                    top_prob=top_prob,
+                    top_token=top_token,
+                    latency_ms=ms,
+                )
 
             seed = _seed_text(endpoint, body) + "\x00" + json.dumps(list(checked[i]))
             jobs.append(_Job(i, endpoint, body, parse, seed))
@@ -912,9 +997,11 @@ class OpenAIRunner:
         for i, (prompt, response) in enumerate(pairs):
             endpoint, _, text = self._route(prompt)
             if endpoint != "completions" or text is None:
-                raise ModelError("loglikelihood needs the completions endpoint (echo with "
-                                 "logprobs), which cannot score chat messages; give text "
-                                 "prompts, or set chat = \"never\" for this model.")
+                raise ModelError(
+                    "loglikelihood needs the completions endpoint (echo with "
+                    "logprobs), which cannot score chat messages; give text "
+                    'prompts, or set chat = "never" for this model.'
+                )
             response = str(response)
             if not response:
                 empty.append(i)
@@ -922,14 +1009,16 @@ class OpenAIRunner:
             full = text + response
             body = self._body({"prompt": full}, max_tokens=1, echo=True, logprobs=1)
 
-            def parse(data: dict[str, Any], ms: float, n_prompt: int = len(text),
-                      n_full: int = len(full)) -> LogLikelihood:
+            def parse(
+                data: dict[str, Any], ms: float, n_prompt: int = len(text), n_full: int = len(full)
+            ) -> LogLikelihood:
                 if not data.get("choices"):
                     raise _Retryable("malformed")
                 result = echo_loglikelihood(data, n_prompt, n_full)
                 if result is None:
-                    raise self._capability_stop("echoed prompt logprobs",
-                                                "loglikelihood (cloze mode, POSIX)")
+                    raise self._capability_stop(
+                        "echoed prompt logprobs", "loglikelihood (cloze mode, POSIX)"
+                    )
                 return result
 
             jobs.append(_Job(i, "completions", body, parse, _seed_text("completions", body)))
@@ -975,13 +1064,30 @@ def make_openai_runner(
     ``max_backoff``, ``stop_cooldown``, ``seed`` and ``extra_body``; an unknown one raises
     ModelError naming it, so a typo in a study file never falls back to a default.
     """
-    known = ("server_id", "top_logprobs", "backoff", "max_backoff", "stop_cooldown", "seed",
-             "extra_body")
+    known = (
+        "server_id",
+        "top_logprobs",
+        "backoff",
+        "max_backoff",
+        "stop_cooldown",
+        "seed",
+        "extra_body",
+    )
     unknown = sorted(set(kwargs) - set(known))
     if unknown:
-        raise ModelError(f"unknown setting {unknown[0]!r} for the openai backend; known: "
-                         f"base_url, api_key_env, concurrency, timeout, max_retries, chat, "
-                         f"batch_size, {', '.join(known)}.")
-    return OpenAIRunner(model, base_url=base_url, api_key_env=api_key_env,
-                        concurrency=concurrency, timeout=timeout, max_retries=max_retries,
-                        chat=chat, batch_size=batch_size, **kwargs)
+        raise ModelError(
+            f"unknown setting {unknown[0]!r} for the openai backend; known: "
+            f"base_url, api_key_env, concurrency, timeout, max_retries, chat, "
+            f"batch_size, {', '.join(known)}."
+        )
+    return OpenAIRunner(
+        model,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        concurrency=concurrency,
+        timeout=timeout,
+        max_retries=max_retries,
+        chat=chat,
+        batch_size=batch_size,
+        **kwargs,
+    )

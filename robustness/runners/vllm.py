@@ -84,18 +84,30 @@ from robustness.runners.base import (
 )
 from robustness.runners.hf import CHAT_MODES, HFRunner, combine_plan, folder_revision
 
-INSTALL_HINT = ("backend 'vllm' needs the vllm package, which is not installed here: run "
-                "pip install 'robustness[vllm]' on a machine with a CUDA GPU.")
+INSTALL_HINT = (
+    "backend 'vllm' needs the vllm package, which is not installed here: run "
+    "pip install 'robustness[vllm]' on a machine with a CUDA GPU."
+)
 #: vLLM's default cap on requested log-probs (``max_logprobs``).
 DEFAULT_TOP_LOGPROBS = 20
 #: Engine arguments that change memory use, logging or downloads but never the numbers.
-RESOURCE_ONLY_ARGS = frozenset({
-    "gpu_memory_utilization", "swap_space", "cpu_offload_gb", "disable_log_stats",
-    "download_dir", "seed",
-})
+RESOURCE_ONLY_ARGS = frozenset(
+    {
+        "gpu_memory_utilization",
+        "swap_space",
+        "cpu_offload_gb",
+        "disable_log_stats",
+        "download_dir",
+        "seed",
+    }
+)
 #: The toolkit's dtype names -> vLLM's (``auto`` is bfloat16 on a GPU, as in the hf runner).
-VLLM_DTYPES = {"auto": "bfloat16", "float32": "float32", "bfloat16": "bfloat16",
-               "float16": "float16"}
+VLLM_DTYPES = {
+    "auto": "bfloat16",
+    "float32": "float32",
+    "bfloat16": "bfloat16",
+    "float16": "float16",
+}
 
 
 def import_vllm() -> Any:
@@ -187,8 +199,11 @@ class VLLMRunner:
 
     def identity(self) -> dict[str, Any]:
         """Everything that determines this runner's numbers, JSON-able (used in cache keys)."""
-        engine = {k: _jsonable(v) for k, v in sorted(self.engine_args.items())
-                  if k not in RESOURCE_ONLY_ARGS}
+        engine = {
+            k: _jsonable(v)
+            for k, v in sorted(self.engine_args.items())
+            if k not in RESOURCE_ONLY_ARGS
+        }
         return {
             "backend": self.backend,
             "model_id": self.model_id,
@@ -225,8 +240,10 @@ class VLLMRunner:
     def _check_length(self, n_tokens: int, what: str) -> None:
         # the engine needs room for the one token every request generates.
         if self.max_length is not None and n_tokens + 1 > self.max_length:
-            raise ModelError(f"{what} has {n_tokens} tokens, more than the engine's "
-                             f"max_model_len {self.max_length} allows.")
+            raise ModelError(
+                f"{what} has {n_tokens} tokens, more than the engine's "
+                f"max_model_len {self.max_length} allows."
+            )
 
     def _chunks(self, n: int) -> list[list[int]]:
         return [list(range(s, min(s + self.batch_size, n))) for s in range(0, n, self.batch_size)]
@@ -248,16 +265,24 @@ class VLLMRunner:
             started = time.perf_counter()
             scored = self._score_chunk([ids[i] for i in chunk], [plans[i] for i in chunk])
             share = (time.perf_counter() - started) * 1000.0 / len(chunk)
-            done = [OptionScores(probs=probs, label_logprobs=label_lp, top_prob=top_prob,
-                                 top_token=top_token, latency_ms=share)
-                    for probs, label_lp, top_prob, top_token in scored]
+            done = [
+                OptionScores(
+                    probs=probs,
+                    label_logprobs=label_lp,
+                    top_prob=top_prob,
+                    top_token=top_token,
+                    latency_ms=share,
+                )
+                for probs, label_lp, top_prob, top_token in scored
+            ]
             results.extend(done)
             if on_batch is not None:
                 on_batch(chunk, done)
         return results
 
-    def _score_chunk(self, ids: Sequence[list[int]], plans: Sequence[Any]
-                     ) -> list[tuple[tuple[float, ...], tuple[float, ...], float, str]]:
+    def _score_chunk(
+        self, ids: Sequence[list[int]], plans: Sequence[Any]
+    ) -> list[tuple[tuple[float, ...], tuple[float, ...], float, str]]:
         """Label scores of one chunk: top-k reads per trie node, then exact reads of the
         needed tokens the top-k left out."""
         requests: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = []
@@ -267,9 +292,12 @@ class VLLMRunner:
                     self._check_length(len(ids[r]) + len(node), f"prompt {r} with its labels")
                     requests.append((r, node, tokens))
         if self.token_ids_supported:
-            params: Any = [self._params(max_tokens=1, logprobs=self.top_logprobs,
-                                        logprob_token_ids=list(tokens))
-                           for _, _, tokens in requests]
+            params: Any = [
+                self._params(
+                    max_tokens=1, logprobs=self.top_logprobs, logprob_token_ids=list(tokens)
+                )
+                for _, _, tokens in requests
+            ]
         else:
             params = self._params(max_tokens=1, logprobs=self.top_logprobs)
         outputs = self._run([ids[r] + list(node) for r, node, _ in requests], params)
@@ -287,8 +315,10 @@ class VLLMRunner:
                 best_lp, best_tok = max((_logprob(v), -int(k)) for k, v in top_k.items())
                 tops[r] = (math.exp(best_lp), -best_tok)
         self.exact_requests += len(missing)
-        exact = self._run([ids[r] + [*node, tok] for r, node, tok in missing],
-                          self._params(max_tokens=1, prompt_logprobs=1))
+        exact = self._run(
+            [ids[r] + [*node, tok] for r, node, tok in missing],
+            self._params(max_tokens=1, prompt_logprobs=1),
+        )
         for (r, node, tok), output in zip(missing, exact, strict=True):
             logps[r][(node, tok)] = _logprob(output.prompt_logprobs[-1][tok])
         out = []
@@ -320,8 +350,11 @@ class VLLMRunner:
                 n = next((k for k, tok in enumerate(tokens) if tok in self.eos_ids), len(tokens))
                 # vLLM keeps the EOS (stop_reason None) or stop token id (an int) it stopped on
                 # as the last id; a stop string (a str) is never requested here.
-                if (tokens and completion.finish_reason == "stop"
-                        and not isinstance(getattr(completion, "stop_reason", None), str)):
+                if (
+                    tokens
+                    and completion.finish_reason == "stop"
+                    and not isinstance(getattr(completion, "stop_reason", None), str)
+                ):
                     n = min(n, len(tokens) - 1)
                 text = self.tokenizer.decode(tokens[:n], skip_special_tokens=True)
                 done.append(Generation(text=text, n_tokens=n, latency_ms=share))
@@ -345,8 +378,13 @@ class VLLMRunner:
         results: list[LogLikelihood] = []
         for chunk in self._chunks(len(pairs)):
             todo = [i for i in chunk if response_ids[i]]
-            outputs = dict(zip(todo, self._run([prompt_ids[i] + response_ids[i] for i in todo],
-                                               params), strict=True))
+            outputs = dict(
+                zip(
+                    todo,
+                    self._run([prompt_ids[i] + response_ids[i] for i in todo], params),
+                    strict=True,
+                )
+            )
             done = []
             for i in chunk:
                 start, response = len(prompt_ids[i]), response_ids[i]
@@ -386,8 +424,10 @@ def make_vllm_runner(
     if dtype not in VLLM_DTYPES:
         raise ModelError(f"unknown dtype {dtype!r}: use one of {', '.join(VLLM_DTYPES)}.")
     if device not in ("auto", "cuda"):
-        raise ModelError(f"backend 'vllm' runs on the GPUs it is given; device {device!r} is "
-                         "not supported (use auto).")
+        raise ModelError(
+            f"backend 'vllm' runs on the GPUs it is given; device {device!r} is "
+            "not supported (use auto)."
+        )
     model_id, revision, source = model, None, model
     if model == "embedded":
         from robustness.runners.embedded import MODEL_ID, ensure_converted
@@ -402,8 +442,10 @@ def make_vllm_runner(
             raise ModelError(f"model path {model!r} is a file; give the model's folder.")
     reserved = sorted({"model", "tokenizer", "dtype"} & set(engine_args))
     if reserved:
-        raise ModelError(f"engine argument {reserved[0]!r} is set by the runner itself; give it "
-                         "as the model's own setting instead.")
+        raise ModelError(
+            f"engine argument {reserved[0]!r} is set by the runner itself; give it "
+            "as the model's own setting instead."
+        )
     engine_args.setdefault("enable_prefix_caching", False)
     engine_args.setdefault("seed", 0)
     cap = int(engine_args.get("max_logprobs", 0) or 0)
@@ -414,6 +456,13 @@ def make_vllm_runner(
         llm = vllm.LLM(model=source, tokenizer=source, dtype=vllm_dtype, **engine_args)
     except (OSError, ValueError) as err:
         raise ModelError(f"vLLM could not load model {model!r}: {err}") from err
-    return VLLMRunner(llm, model_id=model_id, revision=revision, dtype=vllm_dtype,
-                      batch_size=batch_size, chat=chat, engine_args=engine_args,
-                      top_logprobs=top_logprobs)
+    return VLLMRunner(
+        llm,
+        model_id=model_id,
+        revision=revision,
+        dtype=vllm_dtype,
+        batch_size=batch_size,
+        chat=chat,
+        engine_args=engine_args,
+        top_logprobs=top_logprobs,
+    )

@@ -83,8 +83,15 @@ def _read(name: str) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-def _render(instruction: str, question: str, labels: list[str], options: list[str],
-            wrapper: str, cue: str, inline: bool) -> str:
+def _render(
+    instruction: str,
+    question: str,
+    labels: list[str],
+    options: list[str],
+    wrapper: str,
+    cue: str,
+    inline: bool,
+) -> str:
     shown = [wrapper.format(lab) for lab in labels]
     if inline:
         body = " ".join(f"{s} {o}" for s, o in zip(shown, options, strict=True))
@@ -105,11 +112,23 @@ def build_prompts() -> list[dict]:
         options = list(item["options"])
         if k % 3 == 1:  # some prompts show the options in reverse order
             options = options[::-1]
-        prompts.append({
-            "item_id": item["item_id"], "kind": "mc", "labels": labels, "options": options,
-            "prompt": _render(MC_INSTRUCTIONS[k % 4], item["question"], labels, options,
-                              WRAPPERS[(k // 2) % 4], MC_CUES[(k // 3) % 4], inline=k % 5 == 4),
-        })
+        prompts.append(
+            {
+                "item_id": item["item_id"],
+                "kind": "mc",
+                "labels": labels,
+                "options": options,
+                "prompt": _render(
+                    MC_INSTRUCTIONS[k % 4],
+                    item["question"],
+                    labels,
+                    options,
+                    WRAPPERS[(k // 2) % 4],
+                    MC_CUES[(k // 3) % 4],
+                    inline=k % 5 == 4,
+                ),
+            }
+        )
     subjective = _read("demo_subjective.jsonl")
     for k, item in enumerate(subjective):
         n = len(item["options"])
@@ -122,10 +141,24 @@ def build_prompts() -> list[dict]:
             text = f"{instruction}\n\n{item['question']}\nOptions: " + "; ".join(options) + "."
             labels = [str(i + 1) for i in range(n)]
         else:
-            text = _render(instruction, item["question"], labels, options,
-                           WRAPPERS[k % 4], "Answer:" if k % 2 else "", inline=k % 5 == 2)
-        prompts.append({"item_id": item["item_id"], "kind": "scale", "labels": labels,
-                        "options": options, "prompt": text})
+            text = _render(
+                instruction,
+                item["question"],
+                labels,
+                options,
+                WRAPPERS[k % 4],
+                "Answer:" if k % 2 else "",
+                inline=k % 5 == 2,
+            )
+        prompts.append(
+            {
+                "item_id": item["item_id"],
+                "kind": "scale",
+                "labels": labels,
+                "options": options,
+                "prompt": text,
+            }
+        )
     prompts.extend(_free_prompts(objective, subjective))
     for i, p in enumerate(prompts):
         p["gen_id"] = f"smol-{i + 1:03d}"
@@ -139,21 +172,42 @@ def _free_prompts(objective: list[dict], subjective: list[dict]) -> list[dict]:
     for k, item in enumerate(objective[::4]):
         n = len(item["options"])
         labels = LABEL_SETS[set_names[(k + 1) % len(set_names)]][:n]
-        text = _render("Think step by step, then finish with 'Answer: <label>'.",
-                       item["question"], labels, item["options"], WRAPPERS[k % 4], "",
-                       inline=False)
-        prompts.append({"item_id": item["item_id"], "kind": "mc_free", "labels": labels,
-                        "options": list(item["options"]), "prompt": text})
+        text = _render(
+            "Think step by step, then finish with 'Answer: <label>'.",
+            item["question"],
+            labels,
+            item["options"],
+            WRAPPERS[k % 4],
+            "",
+            inline=False,
+        )
+        prompts.append(
+            {
+                "item_id": item["item_id"],
+                "kind": "mc_free",
+                "labels": labels,
+                "options": list(item["options"]),
+                "prompt": text,
+            }
+        )
     for item in subjective[::2]:
         n = len(item["options"])
         if item["meta"]["response_scale"].startswith("agree"):
-            text = (f"What do you think of this statement: \"{item['question']}\" Do you agree "
-                    "or disagree? Answer in one sentence.")
+            text = (
+                f'What do you think of this statement: "{item["question"]}" Do you agree '
+                "or disagree? Answer in one sentence."
+            )
         else:
             text = f"{item['question']} Answer in one sentence."
-        prompts.append({"item_id": item["item_id"], "kind": "scale_free",
-                        "labels": [str(i + 1) for i in range(n)],
-                        "options": list(item["options"]), "prompt": text})
+        prompts.append(
+            {
+                "item_id": item["item_id"],
+                "kind": "scale_free",
+                "labels": [str(i + 1) for i in range(n)],
+                "options": list(item["options"]),
+                "prompt": text,
+            }
+        )
     return prompts
 
 
@@ -179,16 +233,27 @@ def main() -> None:
         prompts = prompts[: args.limit]
     with OUT.open("w", encoding="utf-8") as fh, torch.inference_mode():
         for p in prompts:
-            ids = tok.apply_chat_template([{"role": "user", "content": p["prompt"]}],
-                                          add_generation_prompt=True, return_tensors="pt",
-                                          return_dict=True)
-            out = model.generate(**ids, do_sample=False, max_new_tokens=MAX_NEW_TOKENS,
-                                 pad_token_id=tok.eos_token_id)
-            raw = tok.decode(out[0, ids["input_ids"].shape[1]:], skip_special_tokens=True)
-            row = {"gen_id": p["gen_id"], "item_id": p["item_id"], "kind": p["kind"],
-                   "labels": p["labels"], "options": p["options"], "prompt": p["prompt"],
-                   "raw": raw, "model": "SmolLM2-135M-Instruct.Q4_1.gguf",
-                   "decoding": {"greedy": True, "max_new_tokens": MAX_NEW_TOKENS}}
+            ids = tok.apply_chat_template(
+                [{"role": "user", "content": p["prompt"]}],
+                add_generation_prompt=True,
+                return_tensors="pt",
+                return_dict=True,
+            )
+            out = model.generate(
+                **ids, do_sample=False, max_new_tokens=MAX_NEW_TOKENS, pad_token_id=tok.eos_token_id
+            )
+            raw = tok.decode(out[0, ids["input_ids"].shape[1] :], skip_special_tokens=True)
+            row = {
+                "gen_id": p["gen_id"],
+                "item_id": p["item_id"],
+                "kind": p["kind"],
+                "labels": p["labels"],
+                "options": p["options"],
+                "prompt": p["prompt"],
+                "raw": raw,
+                "model": "SmolLM2-135M-Instruct.Q4_1.gguf",
+                "decoding": {"greedy": True, "max_new_tokens": MAX_NEW_TOKENS},
+            }
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
             fh.flush()
             print(p["gen_id"], repr(raw[:70]))
