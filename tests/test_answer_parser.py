@@ -1,4 +1,4 @@
-"""Tests of the answer normaliser (robustness/normalize.py).
+"""Tests of the answer normaliser (robustness/answer_parser.py).
 
 Three layers:
 - the committed corpus tests/data/normalizer_corpus.jsonl: hand-written outputs and real
@@ -18,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from robustness import normalize
-from robustness.normalize import REASONS, ParsedAnswer, parse_answer
+from robustness import answer_parser as normalize
+from robustness.answer_parser import REASONS, ParsedAnswer, parse_answer
 
 DATA = Path(__file__).parent / "data"
 CORPUS = DATA / "normalizer_corpus.jsonl"
