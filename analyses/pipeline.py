@@ -4,26 +4,42 @@
 :func:`robustness.table.read_table`), :func:`analyze` takes a DataFrame; both
 validate the table once, run the analyses, write ``DIR/tables/*.csv`` and
 ``DIR/summary.json``, print a compact summary and return an
-:class:`AnalysisResult` holding every table, the GEE fit and the notes (what
-was excluded, dropped or set aside, and why), for a report generator to use.
+:class:`AnalysisResult` holding every table, both GEE fits and the notes (what
+was excluded, dropped or set aside, and why): everything a report needs, so the
+report never goes back to the table.
 
 Files under ``DIR/tables/`` (header-only when a table has no rows):
 
-=================================  =====================================================
-agreement_items.csv                C_i, majority and tie flag per prompt set
-agreement_by_type_category.csv     mean C_i by dataset type x category, and the gap
-agreement_bootstrap.csv            the same means with item-bootstrap 95 % intervals
-flip_rate.csv                      share of variants that leave the original answer
-pss.csv                            PSS per model x dataset x category x score
-accuracy.csv                       accuracy and drop against the original (with gold)
-cochran.csv                        Cochran's Q across categories per model x type
-mcnemar.csv                        McNemar between every pair of models
-gee_coefficients.csv               GEE coefficients, robust SE, z, p, 95 % interval
-wald_type2.csv / wald_type3.csv    Wald chi-square per term: term, df, chi2, p_value
-marginal_means.csv                 estimated marginal agreement per type x category
-contrasts.csv                      objective - subjective per category, Holm-adjusted
-separation.csv                     cells with a constant response set aside
-=================================  =====================================================
+======================================  ===============================================
+agreement_items.csv                     C_i, majority and tie flag per prompt set
+agreement_by_model_type_category.csv    Table 2 per model: mean C_i by type x category,
+                                        item-bootstrap 95 % intervals, the gap; the
+                                        ``all`` row pools the families both types have
+agreement_by_type_category.csv          the same, models pooled (``model`` = pooled)
+agreement_by_dataset_category.csv       mean C_i per model x dataset x category (Fig. 1)
+agreement_bootstrap.csv                 mean C_i by type x category with intervals
+invalid_rates.csv                       invalid answers by model x type x category, reasons
+flip_rate.csv / flip_summary.csv        variants leaving the original answer (per item /
+                                        mean per model x type x category)
+pss.csv / pss_items.csv                 PSS per model x dataset x category x score / S_i
+accuracy.csv                            accuracy and drop against the original (with gold)
+format_accuracy.csv                     accuracy per prompt format (objective items)
+cochran.csv                             Cochran's Q across categories per model x type
+mcnemar.csv                             McNemar between every pair of models
+confidence_sensitivity.csv              Pearson r of confidence and S_i per model (n, p)
+confidence_items.csv                    the items behind it: mean confidence and S_i
+gee_coefficients.csv                    type model: coefficients, robust SE, z, p, CI
+wald_type2.csv / wald_type3.csv         type model: Wald chi-square (term, dof, chi2, p)
+marginal_means.csv                      type model: marginal agreement per type x category
+contrasts.csv                           objective - subjective per family (Holm), a reason
+                                        where there is no value
+contrasts_by_model.csv                  the same, each model fitted on its own
+contrasts_invalid_as_disagreement.csv   sensitivity: invalid answers count as disagreeing
+separation.csv                          type model: cells with a constant response
+gee_dataset_coefficients.csv            dataset model (Kamal et al. Table 3): coefficients
+wald_dataset_type2.csv / _type3.csv     dataset model: Wald chi-square per term
+fragile_items.csv                       the least stable (model, item) pairs, every variant
+======================================  ===============================================
 """
 
 from __future__ import annotations
@@ -31,6 +47,8 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,14 +59,26 @@ import pandas as pd
 from analyses._counts import prompt_sets
 from analyses._data import REFERENCE, correct_column, k_columns, load
 from analyses.accuracy import accuracy_loaded, drop_from
-from analyses.agreement import flips, items_frame, summarize_agreement
+from analyses.agreement import flips, items_frame
 from analyses.bootstrap import bootstrap_items
-from analyses.gee import DEFAULT_FORMULA, GEEResult, formula_columns, gee_loaded
+from analyses.comparison import (
+    invalid_as_disagreement,
+    invalid_gaps,
+    invalid_rates,
+    shared_families,
+    type_table,
+)
+from analyses.contrasts import CONTRAST_COLUMNS, contrast_rows, contrasts_by_model
+from analyses.gee import GEEResult, formula_columns, gee_loaded
+from analyses.models import DATASET_FORMULA, TYPE_FORMULA, ModelFit, fit_models
 from analyses.paired import cochran_sets, mcnemar_loaded
 from analyses.pss import _item_scores, summarize_pss
-from analyses.separation import COLUMNS as SEPARATION_COLUMNS
-from analyses.wald import COLUMNS as WALD_COLUMNS
+from analyses.summaries import confidence_sensitivity, dataset_means, flip_summary, fragile_items
+from robustness.errors import RobustnessError
+from robustness.names import FAMILY_ORDER
 from robustness.table import TableError, read_table
+
+__all__ = ["AnalysisResult", "analyze", "analyze_path"]
 
 AGREEMENT_ITEM_COLUMNS = [
     "model",
@@ -64,39 +94,57 @@ AGREEMENT_ITEM_COLUMNS = [
     "n_invalid",
     "original_answer",
 ]
-COEF_COLUMNS = ["coefficient", "term", "estimate", "robust_se", "z", "p_value", "ci_low", "ci_high"]
-MARGINAL_COLUMNS = [
+ACCURACY_COLUMNS = [
+    "model",
+    "dataset",
+    "category",
+    "accuracy",
+    "n",
+    "n_invalid",
+    "valid_rate",
+    "accuracy_all",
+    "accuracy_original",
+    "drop",
+]
+MCNEMAR_COLUMNS = [
+    "model_a",
+    "model_b",
+    "outcome",
+    "n_pairs",
+    "both",
+    "only_a",
+    "only_b",
+    "neither",
+    "chi2",
+    "dof",
+    "p_approx",
+    "p_exact",
+]
+BOOTSTRAP_COLUMNS = [
     "dataset_type",
     "category",
     "estimate",
-    "se",
     "ci_low",
     "ci_high",
-    "observed",
-    "n_rows",
-    "n_averaged",
-]
-CONTRAST_COLUMNS = [
-    "category",
-    "objective",
-    "subjective",
-    "difference",
     "se",
-    "z",
-    "p_value",
-    "p_holm",
-    "ci_low",
-    "ci_high",
+    "n_sets",
+    "n_items",
 ]
+#: Extra columns kept from the table for the report (fragile items, invalid reasons).
+REPORT_COLUMNS = ("invalid_reason", "label", "raw_output", "prompt", "confidence")
 
 
 @dataclass
 class AnalysisResult:
     """Everything :func:`analyze` computed.
 
-    ``tables`` maps a file stem (``'wald_type2'``) to its DataFrame; ``fit`` is
-    the GEE (None when it could not be fitted, with the reason in ``notes``);
-    ``notes`` are sentences about excluded rows, dropped terms, separation.
+    ``tables`` maps a file stem (``'wald_type2'``) to its DataFrame; ``fit`` is the
+    type model's GEE and ``dataset_fit`` the dataset model's (Kamal et al. Table 3),
+    each None when it could not be fitted (the reason is in ``notes``); ``notes`` are
+    sentences about excluded rows, dropped terms, separation, thin cells;
+    ``shared_families`` are the families both dataset types have, ``families_only`` the
+    families only one type has; ``invalid_warnings`` the models whose invalid rates
+    differ between the types by more than ``invalid_margin``.
     """
 
     out_dir: Path
@@ -110,6 +158,14 @@ class AnalysisResult:
     formula: str
     cluster: str
     files: dict[str, Path] = field(default_factory=dict)
+    dataset_fit: GEEResult | None = None
+    dataset_formula: str = DATASET_FORMULA
+    families: list[str] = field(default_factory=list)
+    shared_families: list[str] = field(default_factory=list)
+    families_only: dict[str, list[str]] = field(default_factory=dict)
+    invalid_warnings: list[str] = field(default_factory=list)
+    min_items: int = 10
+    invalid_margin: float = 0.10
 
     def __getitem__(self, name: str) -> pd.DataFrame:
         return self.tables[name]
@@ -127,76 +183,69 @@ def _write(tables: dict[str, pd.DataFrame], folder: Path) -> dict[str, Path]:
     return files
 
 
-def _fmt(x: Any, digits: int = 3) -> str:
-    if x is None or (isinstance(x, float) and np.isnan(x)):
-        return "-"
-    if isinstance(x, (float, np.floating)):
-        return f"{x:.{digits}f}"
-    return str(x)
-
-
-def _p(p: float) -> str:
-    if p is None or np.isnan(p):
-        return "-"
-    return "<1e-4" if p < 1e-4 else f"{p:.4f}"
-
-
-def _print_summary(res: AnalysisResult, console: Any = None) -> None:
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
-
-    con = console or Console()
-    con.print(
-        f"[bold]robustness analyze[/bold]: {res.n_rows} rows, {res.n_models} model(s), "
-        f"{res.n_items} item(s); {res.n_invalid} invalid row(s) excluded"
+def _agreement_tables(t: pd.DataFrame, ps: Any, n_boot: int, seed: int) -> dict[str, Any]:
+    items = items_frame(ps)
+    pert = items[items["category"] != REFERENCE]
+    tables: dict[str, Any] = {"agreement_items": items[AGREEMENT_ITEM_COLUMNS]}
+    tables["agreement_by_model_type_category"] = type_table(items, n_boot=n_boot, seed=seed)
+    tables["agreement_by_type_category"] = type_table(
+        items, by_model=False, n_boot=n_boot, seed=seed
     )
-    tab2 = res.tables["agreement_by_type_category"]
-    t = Table(title="Mean agreement C_i (Kamal et al. eq. 1)", title_justify="left")
-    for col in ("category", "objective", "subjective", "gap"):
-        t.add_column(col, justify="left" if col == "category" else "right")
-    for r in tab2.itertuples():
-        t.add_row(escape(str(r.category)), _fmt(r.objective), _fmt(r.subjective), _fmt(r.gap))
-    con.print(t)
-    if res.fit is not None:
-        fit = res.fit
-        w = Table(
-            title=f"GEE Wald chi-square ({escape(fit.response)}, clusters = "
-            f"{escape(fit.cluster)}, alpha = {fit.alpha:.3f})",
-            title_justify="left",
-        )
-        for col in ("term", "df", "chi2 II", "p II", "chi2 III", "p III"):
-            w.add_column(col, justify="left" if col == "term" else "right")
-        w2 = res.tables["wald_type2"].set_index("term")
-        w3 = res.tables["wald_type3"].set_index("term")
-        for term in w2.index:
-            w.add_row(
-                escape(str(term)),
-                str(int(w2.loc[term, "df"])),
-                _fmt(w2.loc[term, "chi2"], 2),
-                _p(w2.loc[term, "p_value"]),
-                _fmt(w3.loc[term, "chi2"], 2) if term in w3.index else "-",
-                _p(w3.loc[term, "p_value"]) if term in w3.index else "-",
-            )
-        con.print(w)
-        c = res.tables["contrasts"]
-        if len(c):
-            ct = Table(
-                title="Objective - subjective marginal agreement (Holm)", title_justify="left"
-            )
-            for col in ("category", "difference", "95% CI", "p Holm"):
-                ct.add_column(col, justify="left" if col == "category" else "right")
-            for r in c.itertuples():
-                ct.add_row(
-                    escape(str(r.category)),
-                    _fmt(r.difference),
-                    f"{_fmt(r.ci_low)} .. {_fmt(r.ci_high)}",
-                    _p(r.p_holm),
-                )
-            con.print(ct)
-    for note in res.notes:
-        con.print(f"[yellow]note:[/yellow] {escape(note)}")
-    con.print(f"tables written to {escape(str(res.out_dir / 'tables'))}")
+    tables["agreement_by_dataset_category"] = dataset_means(items)
+    tables["agreement_bootstrap"] = (
+        bootstrap_items(pert, n_boot=n_boot, seed=seed)
+        if pert["c_i"].notna().any()
+        else pd.DataFrame(columns=BOOTSTRAP_COLUMNS)
+    )
+    return tables
+
+
+def _accuracy_tables(t: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    if correct_column(t) is None or not (t["dataset_type"] == "objective").any():
+        return {
+            "accuracy": pd.DataFrame(columns=ACCURACY_COLUMNS),
+            "format_accuracy": pd.DataFrame(columns=["model", "format", "accuracy", "n"]),
+        }
+    from analyses.spread import format_accuracy
+
+    obj = t[(t["dataset_type"] == "objective") & t["category"].isin([REFERENCE, "formatting"])]
+    return {
+        "accuracy": drop_from(accuracy_loaded(t)),
+        "format_accuracy": format_accuracy(obj, by=("model",), format_col="variant_id"),
+    }
+
+
+def _paired_tables(t: pd.DataFrame, ps: Any, has_accuracy: bool) -> dict[str, pd.DataFrame]:
+    models = sorted(pd.unique(t["model"]), key=str)
+    outcome = "correct" if has_accuracy else "agree"
+    mc = [
+        mcnemar_loaded(t, a, b, outcome=outcome, ps=ps)
+        for a, b in itertools.combinations(models, 2)
+    ]
+    return {
+        "cochran": cochran_sets(ps),
+        "mcnemar": pd.concat(mc, ignore_index=True)
+        if mc
+        else pd.DataFrame(columns=MCNEMAR_COLUMNS),
+    }
+
+
+def _sensitivity(
+    t: pd.DataFrame, formula: str, cluster: str, families: Sequence[str], min_items: int
+) -> tuple[pd.DataFrame, list[str]]:
+    """The type comparison with invalid answers counted as disagreement."""
+    valid = t["valid"].to_numpy(dtype=bool, na_value=False)
+    if valid.all():
+        return pd.DataFrame(columns=CONTRAST_COLUMNS), []
+    t2 = invalid_as_disagreement(t)
+    ps2 = prompt_sets(t2)
+    try:
+        c = gee_loaded(t2, formula, cluster, ps=ps2).contrasts()
+    except (RobustnessError, ValueError, FloatingPointError, np.linalg.LinAlgError) as exc:
+        return pd.DataFrame(columns=CONTRAST_COLUMNS), [
+            f"sensitivity analysis (invalid answers as disagreement): the fit failed ({exc})."
+        ]
+    return contrast_rows(c, items_frame(ps2), families, min_items=min_items), []
 
 
 def analyze(
@@ -209,6 +258,9 @@ def analyze(
     seed: int = 0,
     quiet: bool = False,
     console: Any = None,
+    families: Sequence[str] | None = None,
+    min_items: int = 10,
+    invalid_margin: float = 0.10,
 ) -> AnalysisResult:
     """Run every analysis on a long table, write ``out_dir/tables/*.csv`` and return the results.
 
@@ -220,7 +272,8 @@ def analyze(
     out_dir
         Output folder; ``tables/`` and ``summary.json`` are written inside it.
     formula
-        GEE formula (default :data:`analyses.gee.DEFAULT_FORMULA`).
+        The type model's GEE formula (default :data:`analyses.models.TYPE_FORMULA`);
+        the dataset model (Kamal et al. Table 3) is fitted beside it whatever this is.
     cluster
         ``'item'`` or ``'model_item'``.
     n_boot, seed
@@ -229,6 +282,20 @@ def analyze(
         Do not print the summary.
     console
         A ``rich.console.Console`` to print to (default: a new one on stdout).
+    families
+        The perturbation families the study ran (from its configuration), so a family
+        that produced no variant still gets a row saying so; default: the eight families.
+    min_items
+        Fewest items per cell for a test or a correlation; below it the statistic is
+        reported as not computed, with the count.
+    invalid_margin
+        A model whose invalid-answer rate differs between objective and subjective items
+        by more than this gets a warning in the notes and the report's headline.
+
+    Returns
+    -------
+    AnalysisResult
+        Every table (see the module docstring), both fits, and the notes.
 
     Examples
     --------
@@ -238,23 +305,31 @@ def analyze(
     >>> res = analyze(synthetic_table(models=2, n_items=8, seed=0), tempfile.mkdtemp(),
     ...               n_boot=100, quiet=True)
     >>> sorted(res.files)[:3]
-    ['accuracy', 'agreement_bootstrap', 'agreement_by_type_category']
+    ['accuracy', 'agreement_bootstrap', 'agreement_by_dataset_category']
     """
     if cluster not in ("item", "model_item"):
-        raise ValueError(f"cluster must be 'item' or 'model_item', not {cluster!r}.")
+        raise TableError(f"cluster must be 'item' or 'model_item', not {cluster!r}.")
     if not isinstance(df, pd.DataFrame):
         raise TableError(f"a long table must be a pandas DataFrame, not {type(df).__name__}.")
-    text = DEFAULT_FORMULA if formula is None else formula
-    optional = ("gold", "correct", "scale", *k_columns(df), *formula_columns(df.columns, text))
+    text = TYPE_FORMULA if formula is None else formula
+    optional = (
+        "gold",
+        "correct",
+        "scale",
+        *k_columns(df),
+        *formula_columns(df.columns, text),
+        *[c for c in REPORT_COLUMNS if c in df.columns],
+    )
     t = load(df, optional=optional)
     out = Path(out_dir)
+    fams = list(families) if families is not None else list(FAMILY_ORDER)
     notes: list[str] = []
     valid = t["valid"].to_numpy(dtype=bool, na_value=False)
     n_invalid = int((~valid).sum())
     if n_invalid:
         notes.append(
             f"{n_invalid} of {len(t)} rows are invalid (valid == False) and were "
-            "excluded from every statistic."
+            "excluded from every statistic (see invalid_rates and the sensitivity analysis)."
         )
     if not (t["category"] == REFERENCE).any():
         notes.append(
@@ -262,149 +337,129 @@ def analyze(
             "original-answer tie rule have no reference."
         )
 
-    ps = prompt_sets(t)
-    tables: dict[str, pd.DataFrame] = {}
-    items = items_frame(ps)
-    tables["agreement_items"] = items[AGREEMENT_ITEM_COLUMNS]
-    tables["agreement_by_type_category"] = summarize_agreement(items)
-    pert = items[items["category"] != REFERENCE]
-    if pert["c_i"].notna().any():
-        tables["agreement_bootstrap"] = bootstrap_items(pert, n_boot=n_boot, seed=seed)
-    else:
-        tables["agreement_bootstrap"] = pd.DataFrame(
-            columns=[
-                "dataset_type",
-                "category",
-                "estimate",
-                "ci_low",
-                "ci_high",
-                "se",
-                "n_sets",
-                "n_items",
-            ]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ps = prompt_sets(t)
+        tables = _agreement_tables(t, ps, n_boot, seed)
+        items = tables["agreement_items"]
+        shared, only = shared_families(items)
+        for kind, cats in only.items():
+            if cats:
+                notes.append(
+                    f"only {kind} items have a defined agreement for {', '.join(cats)}; the "
+                    "objective - subjective comparisons (the 'all' rows, the headline) use the "
+                    f"shared families only ({', '.join(shared) or 'none'})."
+                )
+        rates = invalid_rates(t)
+        tables["invalid_rates"] = rates
+        gaps = invalid_gaps(rates, invalid_margin)
+        warn = [
+            f"model {r.model!r}: {r.subjective:.0%} of subjective rows are invalid against "
+            f"{r.objective:.0%} of objective ones"
+            for r in gaps.itertuples()
+        ]
+        notes.extend(
+            f"{w}; compare with the sensitivity analysis (invalid answers counted as "
+            "disagreement)." for w in warn
         )
-    tables["flip_rate"] = flips(ps)
-    pss_items_frame, k_source = _item_scores(ps)
-    tables["pss"] = summarize_pss(pss_items_frame)
-    if "ordinal" in set(pss_items_frame["score"]) and "lower bound" in k_source:
-        notes.append(
-            "PSS ordinal: some rows have neither n_options nor option_probs; their K "
-            "is the largest answer in the dataset + 1, a lower bound."
-        )
-    if correct_column(t) is not None and (t["dataset_type"] == "objective").any():
-        tables["accuracy"] = drop_from(accuracy_loaded(t))
-    else:
-        tables["accuracy"] = pd.DataFrame(
-            columns=[
-                "model",
-                "dataset",
-                "category",
-                "accuracy",
-                "n",
-                "n_invalid",
-                "valid_rate",
-                "accuracy_all",
-                "accuracy_original",
-                "drop",
-            ]
-        )
-    tables["cochran"] = cochran_sets(ps)
-    models = sorted(pd.unique(t["model"]), key=str)
-    outcome = "correct" if len(tables["accuracy"]) else "agree"
-    mc = [
-        mcnemar_loaded(t, a, b, outcome=outcome, ps=ps)
-        for a, b in itertools.combinations(models, 2)
-    ]
-    tables["mcnemar"] = (
-        pd.concat(mc, ignore_index=True)
-        if mc
-        else pd.DataFrame(
-            columns=[
-                "model_a",
-                "model_b",
-                "outcome",
-                "n_pairs",
-                "both",
-                "only_a",
-                "only_b",
-                "neither",
-                "chi2",
-                "dof",
-                "p_approx",
-                "p_exact",
-            ]
-        )
-    )
+        tables["flip_rate"] = flips(ps)
+        tables["flip_summary"] = flip_summary(tables["flip_rate"])
+        pss_items_frame, k_source = _item_scores(ps)
+        tables["pss"] = summarize_pss(pss_items_frame)
+        tables["pss_items"] = pss_items_frame
+        if "ordinal" in set(pss_items_frame["score"]) and "lower bound" in k_source:
+            notes.append(
+                "PSS ordinal: some rows have neither n_options nor option_probs; their K "
+                "is the largest answer in the dataset + 1, a lower bound."
+            )
+        tables.update(_accuracy_tables(t))
+        tables.update(_paired_tables(t, ps, len(tables["accuracy"]) > 0))
+        conf, points = confidence_sensitivity(t, pss_items_frame, min_items=min_items)
+        tables["confidence_sensitivity"] = conf
+        tables["confidence_items"] = points
 
-    fit: GEEResult | None = None
-    try:
-        fit = gee_loaded(t, text, cluster, ps=ps)
-    except (TableError, ValueError, FloatingPointError, np.linalg.LinAlgError) as exc:
-        notes.append(f"the GEE could not be fitted: {exc}")
-    if fit is not None:
-        notes.extend(f"GEE: {n}" for n in fit.notes if "invalid rows" not in n)
-        tables["gee_coefficients"] = fit.coefficients()
-        tables["wald_type2"] = fit.wald(2)
-        tables["wald_type3"] = fit.wald(3)
-        mm = (
-            fit.marginal_means()
-            if {"dataset_type", "category"} <= set(fit.grid.columns)
-            else pd.DataFrame(columns=MARGINAL_COLUMNS)
+        type_model, dataset_model = fit_models(t, ps, text, cluster)
+        notes.extend(type_model.notes)
+        notes.extend(dataset_model.notes)
+        tables.update(type_model.tables)
+        tables.update(dataset_model.tables)
+        tables["contrasts"] = contrast_rows(
+            type_model.tables["contrasts"], items, fams, min_items=min_items
         )
-        tables["marginal_means"] = mm
-        tables["contrasts"] = fit.contrasts()
-        tables["separation"] = fit.separation.reindex(columns=SEPARATION_COLUMNS)
-    else:
-        tables["gee_coefficients"] = pd.DataFrame(columns=COEF_COLUMNS)
-        tables["wald_type2"] = pd.DataFrame(columns=WALD_COLUMNS)
-        tables["wald_type3"] = pd.DataFrame(columns=WALD_COLUMNS)
-        tables["marginal_means"] = pd.DataFrame(columns=MARGINAL_COLUMNS)
-        tables["contrasts"] = pd.DataFrame(columns=CONTRAST_COLUMNS)
-        tables["separation"] = pd.DataFrame(columns=SEPARATION_COLUMNS)
+        by_model, more = contrasts_by_model(t, fams, cluster=cluster, min_items=min_items)
+        tables["contrasts_by_model"] = by_model
+        notes.extend(more)
+        sens, more = _sensitivity(t, text, cluster, fams, min_items)
+        tables["contrasts_invalid_as_disagreement"] = sens
+        notes.extend(more)
+        tables["fragile_items"] = fragile_items(t, items)
+    for w in caught:
+        notes.append(f"warning from {w.category.__name__}: {w.message}")
 
     files = _write(tables, out / "tables")
     n_items = int(ps.keys[["dataset", "item_id"]].drop_duplicates().shape[0])
     res = AnalysisResult(
         out_dir=out,
         tables=tables,
-        fit=fit,
-        notes=notes,
+        fit=type_model.fit,
+        notes=list(dict.fromkeys(notes)),
         n_rows=len(t),
         n_invalid=n_invalid,
-        n_models=len(models),
+        n_models=int(pd.unique(t["model"]).size),
         n_items=n_items,
         formula=text,
         cluster=cluster,
         files=files,
+        dataset_fit=dataset_model.fit,
+        families=fams,
+        shared_families=shared,
+        families_only=only,
+        invalid_warnings=warn,
+        min_items=min_items,
+        invalid_margin=invalid_margin,
     )
+    _write_summary(res, out, [type_model, dataset_model])
+    if not quiet:
+        from analyses.console import print_summary
+
+        print_summary(res, console)
+    return res
+
+
+def _fit_summary(m: ModelFit) -> dict[str, Any] | None:
+    fit = m.fit
+    if fit is None:
+        return None
+    return {
+        "formula": m.formula,
+        "converged": bool(fit.converged),
+        "iterations": fit.iterations,
+        "alpha": fit.alpha,
+        "scale": fit.scale,
+        "n_obs": fit.n_obs,
+        "n_clusters": fit.n_clusters,
+        "dropped_terms": fit.dropped_terms,
+        "aliased": fit.aliased,
+    }
+
+
+def _write_summary(res: AnalysisResult, out: Path, models: Sequence[ModelFit]) -> None:
     summary = {
         "n_rows": res.n_rows,
-        "n_invalid": n_invalid,
+        "n_invalid": res.n_invalid,
         "n_models": res.n_models,
-        "n_items": n_items,
-        "formula": text,
-        "cluster": cluster,
-        "notes": notes,
-        "gee": None
-        if fit is None
-        else {
-            "converged": bool(fit.converged),
-            "iterations": fit.iterations,
-            "alpha": fit.alpha,
-            "scale": fit.scale,
-            "n_obs": fit.n_obs,
-            "n_clusters": fit.n_clusters,
-            "dropped_terms": fit.dropped_terms,
-            "aliased": fit.aliased,
-        },
-        "tables": {k: str(v.relative_to(out)) for k, v in files.items()},
+        "n_items": res.n_items,
+        "formula": res.formula,
+        "cluster": res.cluster,
+        "notes": res.notes,
+        "shared_families": res.shared_families,
+        "gee": _fit_summary(models[0]),
+        "gee_dataset": _fit_summary(models[1]),
+        "tables": {k: str(v.relative_to(out)) for k, v in res.files.items()},
     }
     tmp = out / ".summary.json.tmp"
     tmp.write_text(json.dumps(summary, indent=2, default=str))
     os.replace(tmp, out / "summary.json")
-    if not quiet:
-        _print_summary(res, console)
-    return res
 
 
 def analyze_path(

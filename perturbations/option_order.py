@@ -1,11 +1,14 @@
 """option_order: show the options in another order.
 
-Nominal items get distinct non-identity permutations: the reversal and the
-cyclic shifts first (structured orders that recur across the literature), then
-random permutations.  Ordinal scales are reversed only (a shuffled agree scale
-is no longer a scale); full shuffles of ordinal scales are opt-in
-(``shuffle_ordinal=True``).  The answer map sends each displayed position to the
-canonical index of the option shown there.
+Every item with two or more free options gets distinct non-identity permutations:
+the reversal first, then the cyclic shifts (structured orders that recur across the
+literature), then seeded random permutations.  Ordinal scales are shuffled too, as
+Kamal et al. (2026) shuffle the options of survey items as well as of multiple-choice
+items: option order is the family that moves their answers most.  A study that wants
+an ordinal scale to stay a scale on screen sets ``shuffle_ordinal=False``: the scale is
+then only reversed, one variant per item (so a prompt set of one answer, whose
+agreement C_i is undefined; only the flip rate measures it).  The answer map sends
+each displayed position to the canonical index of the option shown there.
 
 Options that refer to others by position ("All of the above") keep their place;
 items with an option that refers to others by label ("Both A and B") get no
@@ -35,7 +38,7 @@ class OptionOrder(Family):
 
     @classmethod
     def parameters(cls) -> dict[str, Any]:
-        return {"shuffle_ordinal": False}
+        return {"shuffle_ordinal": True}
 
     def candidates(
         self, spec: PromptSpec, item: Item, rng: np.random.Generator

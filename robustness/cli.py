@@ -121,12 +121,26 @@ def analyze(
     formula: str | None = typer.Option(None, help="GEE formula (default: the full model)"),
     cluster: str = typer.Option("item", help="GEE clusters: item or model_item"),
     report: bool = typer.Option(True, "--report/--no-report", help="write report.html/.md"),
+    compare: str | None = typer.Option(
+        None, help="put a published study's figures beside the run's (kamal2026)"
+    ),
+    min_items: int = typer.Option(
+        10, "--min-items", help="fewest items per cell for a test or a correlation"
+    ),
 ) -> None:
     """Statistics for any long table: agreement, PSS, GEE with Wald tests, figures, report."""
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from robustness.commands.analyze import analyze_table
 
-    analyze_table(table, out, formula=formula, cluster=cluster, report=report)
+    analyze_table(
+        table,
+        out,
+        formula=formula,
+        cluster=cluster,
+        report=report,
+        compare=compare,
+        min_items=min_items,
+    )
 
 
 @app.command("demo")

@@ -196,14 +196,23 @@ def study_items(
 def study_variants(
     config: StudyConfig, items: Sequence[Item], pool: Sequence[Item] | None = None
 ) -> list[Variant]:
-    """Every variant of the study's items, with exemplars from ``pool`` when ``shots > 0``."""
+    """Every variant of the study's items, with exemplars from ``pool`` when ``shots > 0``
+    and the study's single instruction, when it sets one, in every base prompt."""
+    base = exemplars_for(items, config.shots, config.seed, pool=pool)
+    if config.instruction:
+        base = {
+            item.key: (base.get(item.key) or default_spec(item)).with_(
+                instruction=config.instruction
+            )
+            for item in items
+        }
     return perturb(
         items,
         families=config.families,
         n=config.n_variants,
         seed=config.seed,
         options=config.perturbations,
-        base=exemplars_for(items, config.shots, config.seed, pool=pool),
+        base=base,
     )
 
 

@@ -10,6 +10,7 @@ A study file is TOML::
     families = "all"          # or a list
     n_variants = 5
     shots = 0                 # few-shot exemplars from the same dataset (objective items)
+    instruction = "..."       # optional: one instruction for every item (default: by task kind)
 
     [perturbations.spelling_noise]   # optional parameters per family
     rate = 0.1
@@ -104,6 +105,7 @@ class StudyConfig:
     families: tuple[str, ...] = ()
     n_variants: int = 5
     shots: int = 0
+    instruction: str | None = None
     perturbations: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     models: tuple[ModelConfig, ...] = (ModelConfig(),)
     table: str = "results/study.parquet"
@@ -134,6 +136,7 @@ class StudyConfig:
             "families": list(self.families),
             "n_variants": self.n_variants,
             "shots": self.shots,
+            "instruction": self.instruction,
             "perturbations": {k: dict(v) for k, v in self.perturbations.items()},
             "models": [m.to_dict() for m in self.models],
             "table": self.table,
@@ -141,7 +144,16 @@ class StudyConfig:
 
 
 _SECTIONS = {
-    "study": ("name", "seed", "items", "items_per_dataset", "families", "n_variants", "shots"),
+    "study": (
+        "name",
+        "seed",
+        "items",
+        "items_per_dataset",
+        "families",
+        "n_variants",
+        "shots",
+        "instruction",
+    ),
     "output": ("table", "cache"),
 }
 _MODEL_KEYS = tuple(f for f in ModelConfig.__dataclass_fields__ if f != "options")
@@ -153,6 +165,15 @@ def _check_keys(where: str, given: Mapping[str, Any], known: Sequence[str], sour
             close = difflib.get_close_matches(key, known, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(known)}."
             raise StudyError(f"{source}: unknown key {key!r} in {where}{hint}")
+
+
+def _instruction(value: Any, source: str) -> str | None:
+    """The study-wide instruction: None (by task kind) or a non-empty text."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise StudyError(f"{source}: [study] instruction must be a non-empty text, got {value!r}.")
+    return value.strip()
 
 
 def load_study(path: str | Path) -> StudyConfig:
@@ -245,6 +266,7 @@ def study_from_dict(
         families=families,
         n_variants=n_variants,
         shots=shots,
+        instruction=_instruction(study.get("instruction"), source),
         perturbations={k: dict(v) for k, v in fam_params.items()},
         models=tuple(models),
         table=table,

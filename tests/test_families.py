@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -72,8 +73,8 @@ def test_each_family_gives_n_distinct_variants_unlike_the_original(demo):
         assert original not in texts, (key, category)
         item = vs[0].item
         expected = 5
-        if category == "option_order" and item.scale == "ordinal":
-            expected = 1  # ordinal scales are only reversed
+        if category == "option_order":
+            expected = min(5, math.factorial(item.n_options) - 1)  # every scale is shuffled
         if category == "logical_equivalence" and item.is_agree_scale:
             expected = 4  # four negation forms
         assert len(vs) == expected, (key, category, len(vs))
@@ -113,18 +114,23 @@ def test_family_rng_depends_on_seed_item_and_family(demo):
 # ------------------------------------------------------------------------------ per family
 
 
-def test_option_order_structured_orders_first_and_ordinal_shuffles_opt_in(demo):
+def test_option_order_shuffles_every_scale_and_reversal_only_is_a_parameter(demo):
     nominal = next(i for i in demo if i.scale == "nominal" and i.n_options == 4)
     vs = variants_of([nominal], families=("option_order",))[1:]
     assert [v.spec.order for v in vs[:3]] == [(3, 2, 1, 0), (1, 2, 3, 0), (3, 0, 1, 2)]
     assert all(v.spec.order != (0, 1, 2, 3) for v in vs)
-    ordinal = next(i for i in demo if i.scale == "ordinal")
-    (rev,) = variants_of([ordinal], families=("option_order",))[1:]
-    assert rev.params == {"kind": "reversal"}
-    shuffled = variants_of(
-        [ordinal], families=("option_order",), options={"option_order": {"shuffle_ordinal": True}}
-    )[1:]
+    # Ordinal scales are shuffled by default, as Kamal et al. (2026) shuffle survey items:
+    # the reversal first, then the cyclic shifts, then random orders, all distinct.
+    ordinal = next(i for i in demo if i.scale == "ordinal" and i.n_options >= 4)
+    shuffled = variants_of([ordinal], families=("option_order",))[1:]
     assert len(shuffled) == 5
+    assert shuffled[0].params == {"kind": "reversal"}
+    assert [v.params["kind"] for v in shuffled[1:3]] == ["cyclic", "cyclic"]
+    assert len({v.spec.order for v in shuffled}) == 5
+    (rev,) = variants_of(
+        [ordinal], families=("option_order",), options={"option_order": {"shuffle_ordinal": False}}
+    )[1:]
+    assert rev.params == {"kind": "reversal"}
     two = rb.Item("t", "toy", "objective", "Yes or no?", ("Yes", "No"), answer=0)
     assert len(variants_of([two], families=("option_order",))) == 2  # only one other order
 

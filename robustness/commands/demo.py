@@ -53,8 +53,8 @@ def run_demo(out: str, mode: str, n_per_dataset: int, n_variants: int, seed: int
             config, items=items, progress=update, noise_floor=16 if mode == "choice" else 0
         )
     summarise(console, table, meta, config.table_path, time.perf_counter() - start)
-    result = analyze(table, folder, console=console)
-    paths = write_report(table, result, folder, meta)
+    result = analyze(table, folder, console=console, families=list(FAMILY_ORDER))
+    paths = write_report(result, folder, meta)
     console.rule("headline")
     for line in headline(result).lines():
         console.print(escape(line))

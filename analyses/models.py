@@ -1,0 +1,202 @@
+"""The two GEE models of every analysis: the type model and the paper's dataset model.
+
+Kamal et al. (2026) fit two binomial GEE models of the per-row agreement flag
+(a row agrees when its answer equals its prompt set's majority, eq. 1):
+
+type model
+    ``agree ~ model + dataset_type * category + model:category``: objective against
+    subjective items, per perturbation category; its marginal means and the
+    objective-minus-subjective contrasts per category come from it.
+dataset model (the paper's Table 3)
+    ``agree ~ model + dataset * category + model:category``: each dataset its own
+    level. ``dataset`` nests ``dataset_type``, so this model asks whether the
+    datasets differ in how the categories move them; the paper reports its
+    dataset x category Wald chi-square (587.885 on their data).
+
+:func:`fit_models` fits both on a validated table (the dataset model only when the
+table has two or more datasets) and returns, per model, the fit, its tables and its
+notes. A model that cannot be fitted is reported with the reason, never raised: the
+rest of the analysis goes on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from analyses._counts import PromptSets
+from analyses.gee import DEFAULT_FORMULA, GEEResult, gee_loaded
+from analyses.separation import COLUMNS as SEPARATION_COLUMNS
+from analyses.wald import COLUMNS as WALD_COLUMNS
+from robustness.errors import RobustnessError
+
+__all__ = [
+    "COEF_COLUMNS",
+    "CONTRAST_COLUMNS",
+    "DATASET_FORMULA",
+    "MARGINAL_COLUMNS",
+    "TYPE_FORMULA",
+    "ModelFit",
+    "fit_models",
+]
+
+TYPE_FORMULA = DEFAULT_FORMULA
+DATASET_FORMULA = "agree ~ model + dataset * category + model:category"
+
+COEF_COLUMNS = [
+    "coefficient",
+    "term",
+    "estimate",
+    "robust_se",
+    "z",
+    "p_value",
+    "ci_low",
+    "ci_high",
+]
+MARGINAL_COLUMNS = [
+    "dataset_type",
+    "category",
+    "estimate",
+    "se",
+    "ci_low",
+    "ci_high",
+    "observed",
+    "n_rows",
+    "n_averaged",
+]
+CONTRAST_COLUMNS = [
+    "category",
+    "objective",
+    "subjective",
+    "difference",
+    "se",
+    "z",
+    "p_value",
+    "p_holm",
+    "ci_low",
+    "ci_high",
+]
+
+
+@dataclass
+class ModelFit:
+    """One fitted (or unfittable) model of the analysis.
+
+    ``name`` is ``"type"`` or ``"dataset"``; ``tables`` maps a file stem to its
+    DataFrame (the type model's stems are ``gee_coefficients``, ``wald_type2``,
+    ``wald_type3``, ``marginal_means``, ``contrasts`` and ``separation``; the dataset
+    model's are ``gee_dataset_coefficients``, ``wald_dataset_type2``,
+    ``wald_dataset_type3`` and ``separation_dataset``); ``fit`` is None when the model
+    could not be fitted, with the reason in ``notes``.
+    """
+
+    name: str
+    formula: str
+    fit: GEEResult | None
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def _empty(columns: list[str]) -> pd.DataFrame:
+    return pd.DataFrame(columns=columns)
+
+
+def _fit(t: pd.DataFrame, ps: PromptSets, formula: str, cluster: str, label: str) -> ModelFit:
+    notes: list[str] = []
+    try:
+        fit = gee_loaded(t, formula, cluster, ps=ps)
+    except (RobustnessError, ValueError, FloatingPointError, np.linalg.LinAlgError) as exc:
+        notes.append(f"the {label} could not be fitted: {exc}")
+        return ModelFit(label.split()[0], formula, None, notes=notes)
+    notes.extend(f"{label}: {n}" for n in fit.notes if "invalid rows" not in n)
+    return ModelFit(label.split()[0], formula, fit, notes=notes)
+
+
+def _type_tables(m: ModelFit) -> dict[str, pd.DataFrame]:
+    fit = m.fit
+    if fit is None:
+        return {
+            "gee_coefficients": _empty(COEF_COLUMNS),
+            "wald_type2": _empty(WALD_COLUMNS),
+            "wald_type3": _empty(WALD_COLUMNS),
+            "marginal_means": _empty(MARGINAL_COLUMNS),
+            "contrasts": _empty(CONTRAST_COLUMNS),
+            "separation": _empty(SEPARATION_COLUMNS),
+        }
+    by_type = {"dataset_type", "category"} <= set(fit.grid.columns)
+    return {
+        "gee_coefficients": fit.coefficients(),
+        "wald_type2": fit.wald(2),
+        "wald_type3": fit.wald(3),
+        "marginal_means": fit.marginal_means() if by_type else _empty(MARGINAL_COLUMNS),
+        "contrasts": fit.contrasts(),
+        "separation": fit.separation.reindex(columns=SEPARATION_COLUMNS),
+    }
+
+
+def _dataset_tables(m: ModelFit) -> dict[str, pd.DataFrame]:
+    fit = m.fit
+    if fit is None:
+        return {
+            "gee_dataset_coefficients": _empty(COEF_COLUMNS),
+            "wald_dataset_type2": _empty(WALD_COLUMNS),
+            "wald_dataset_type3": _empty(WALD_COLUMNS),
+            "separation_dataset": _empty(SEPARATION_COLUMNS),
+        }
+    return {
+        "gee_dataset_coefficients": fit.coefficients(),
+        "wald_dataset_type2": fit.wald(2),
+        "wald_dataset_type3": fit.wald(3),
+        "separation_dataset": fit.separation.reindex(columns=SEPARATION_COLUMNS),
+    }
+
+
+def fit_models(
+    t: pd.DataFrame,
+    ps: PromptSets,
+    formula: str | None = None,
+    cluster: str = "item",
+) -> tuple[ModelFit, ModelFit]:
+    """Fit the type model (or ``formula``) and the dataset model (Kamal et al., Table 3).
+
+    Parameters
+    ----------
+    t
+        A table checked by ``analyses._data.load`` that keeps the formulas' columns.
+    ps
+        Its prompt sets (``analyses._counts.prompt_sets``).
+    formula
+        Replaces the type model's formula; the dataset model is always the paper's.
+    cluster
+        ``'item'`` or ``'model_item'``, for both models.
+
+    Returns
+    -------
+    (ModelFit, ModelFit)
+        The type model and the dataset model, each with its tables and notes. The
+        dataset model has ``fit = None`` and a note when the table holds fewer than two
+        datasets (it would be the type model again) or cannot be fitted.
+
+    References
+    ----------
+    Kamal et al. (2026), Tables 3 and 4; Liang & Zeger (1986) for the GEE.
+    """
+    type_model = _fit(t, ps, formula or TYPE_FORMULA, cluster, "type model")
+    type_model.tables = _type_tables(type_model)
+    n_datasets = int(pd.unique(t["dataset"]).size)
+    if n_datasets < 2:
+        dataset_model = ModelFit(
+            "dataset",
+            DATASET_FORMULA,
+            None,
+            notes=[
+                "the dataset model (Kamal et al., Table 3) needs two or more datasets; the "
+                f"table has {n_datasets}, so it was not fitted."
+            ],
+        )
+    else:
+        dataset_model = _fit(t, ps, DATASET_FORMULA, cluster, "dataset model")
+    dataset_model.tables = _dataset_tables(dataset_model)
+    return type_model, dataset_model

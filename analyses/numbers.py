@@ -1,0 +1,62 @@
+"""Numbers as a paper prints them: p-values, degrees of freedom, estimates.
+
+>>> fmt_p(0.0004), fmt_p(2e-11), fmt_p(0.0312), fmt_p(float("nan"))
+('< 0.001', '2.0e-11', '0.031', '-')
+>>> fmt_dof(6.0), fmt(0.12345), fmt(None)
+('6', '0.123', '-')
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+__all__ = ["fmt", "fmt_dof", "fmt_p", "is_missing"]
+
+
+def is_missing(value: Any) -> bool:
+    """None, pandas NA and NaN are missing; everything else is a value."""
+    if value is None:
+        return True
+    try:
+        return bool(value != value)  # NaN and pd.NA
+    except (TypeError, ValueError):
+        return False
+
+
+def fmt(value: Any, digits: int = 3) -> str:
+    """A number with ``digits`` decimals (tiny non-zero values in scientific notation)."""
+    if is_missing(value):
+        return "-"
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int):
+        return str(value)
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    if x != 0 and abs(x) < 10 ** (-digits):
+        return f"{x:.1e}"
+    return f"{x:.{digits}f}"
+
+
+def fmt_p(p: Any) -> str:
+    """A p-value: three decimals, "< 0.001" below, scientific notation below 1e-4."""
+    if is_missing(p):
+        return "-"
+    x = float(p)
+    if x < 1e-4:
+        return f"{x:.1e}"
+    if x < 0.001:
+        return "< 0.001"
+    return f"{x:.3f}"
+
+
+def fmt_dof(dof: Any) -> str:
+    """Degrees of freedom as a whole number."""
+    if is_missing(dof):
+        return "-"
+    return str(int(round(float(dof))))

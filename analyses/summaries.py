@@ -1,0 +1,177 @@
+"""Summary tables the report shows beside the models: flips, datasets, confidence, fragile items.
+
+- :func:`flip_summary`: mean flip rate against the original prompt per model x dataset
+  type x category (the measure that stays defined where a prompt set has one answer);
+- :func:`dataset_means`: mean C_i per model x dataset x category (Kamal et al., Figure 1);
+- :func:`confidence_sensitivity`: Pearson's r between an item's mean decoding confidence
+  (ProSA eq. 3) and its sensitivity S_i (ProSA eq. 1), per model, with n and p, withheld
+  below a minimum number of items;
+- :func:`fragile_items`: the (model, item) pairs with the lowest mean C_i, with every
+  variant's answer, so a reader can look at what moved.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from analyses._data import REFERENCE
+
+__all__ = ["confidence_sensitivity", "dataset_means", "flip_summary", "fragile_items"]
+
+FRAGILE_COLUMNS = (
+    "category",
+    "variant_id",
+    "label",
+    "answer",
+    "invalid_reason",
+    "raw_output",
+    "prompt",
+)
+
+
+def flip_summary(flips: pd.DataFrame) -> pd.DataFrame:
+    """Mean flip rate per model x dataset type x category (from ``analyses.flip_rate``).
+
+    Returns
+    -------
+    DataFrame
+        ``model, dataset_type, category, flip_rate, n_items, n_variants``: the mean over
+        items of the share of valid variants answering other than the original prompt.
+    """
+    x = flips[flips["flip_rate"].notna()]
+    cols = ["model", "dataset_type", "category", "flip_rate", "n_items", "n_variants"]
+    if x.empty:
+        return pd.DataFrame(columns=cols)
+    out = (
+        x.groupby(["model", "dataset_type", "category"], sort=True)
+        .agg(
+            flip_rate=("flip_rate", "mean"),
+            n_items=("item_id", "nunique"),
+            n_variants=("n_valid", "sum"),
+        )
+        .reset_index()
+    )
+    return out[cols]
+
+
+def dataset_means(items: pd.DataFrame) -> pd.DataFrame:
+    """Mean C_i (Kamal et al. eq. 1) per model x dataset x category, with item counts.
+
+    Returns
+    -------
+    DataFrame
+        ``model, dataset, dataset_type, category, c_i, sd, n_items``.
+    """
+    x = items[(items["category"] != REFERENCE) & items["c_i"].notna()]
+    cols = ["model", "dataset", "dataset_type", "category", "c_i", "sd", "n_items"]
+    if x.empty:
+        return pd.DataFrame(columns=cols)
+    out = (
+        x.groupby(["model", "dataset", "category"], sort=True)
+        .agg(
+            dataset_type=("dataset_type", "first"),
+            c_i=("c_i", "mean"),
+            sd=("c_i", "std"),
+            n_items=("item_id", "nunique"),
+        )
+        .reset_index()
+    )
+    return out[cols]
+
+
+def confidence_sensitivity(
+    t: pd.DataFrame, pss_items: pd.DataFrame, *, min_items: int = 10
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Pearson's r between mean confidence and S_i per model (ProSA's link), with n and p.
+
+    Parameters
+    ----------
+    t
+        The validated table (``confidence`` when the runs recorded it).
+    pss_items
+        ``analyses.pss_items`` output.
+    min_items
+        Fewer items than this: r is not computed (``note`` says so).
+
+    Returns
+    -------
+    (tests, points)
+        ``tests``: ``model, n_items, r, p_value, note``; ``points``: ``model, dataset,
+        dataset_type, item_id, confidence, s_i`` (the items behind each r).
+
+    Notes
+    -----
+    S_i is the share of discordant variant pairs over all of an item's variants (ProSA
+    eq. 1 with Y the answer, category ``all``); confidence is the mean top next-token
+    probability of the item's valid prompts (ProSA eq. 3). p is scipy's two-sided test of
+    r = 0 (``scipy.stats.pearsonr``).
+    """
+    cols = ["model", "n_items", "r", "p_value", "note"]
+    pcols = ["model", "dataset", "dataset_type", "item_id", "confidence", "s_i"]
+    if "confidence" not in t.columns or not t["confidence"].notna().any():
+        return pd.DataFrame(columns=cols), pd.DataFrame(columns=pcols)
+    valid = t["valid"].to_numpy(dtype=bool, na_value=False)
+    conf = (
+        t[valid]
+        .groupby(["model", "dataset", "item_id"], sort=True)["confidence"]
+        .mean()
+        .reset_index()
+    )
+    s_all = pss_items[(pss_items["category"] == "all") & (pss_items["score"] == "answer")]
+    points = s_all.merge(conf, on=["model", "dataset", "item_id"]).dropna(
+        subset=["confidence", "s_i"]
+    )[pcols]
+    rows = []
+    for model, g in points.groupby("model", sort=True):
+        n = len(g)
+        row: dict[str, object] = {"model": model, "n_items": n, "r": np.nan, "p_value": np.nan}
+        if n < min_items:
+            row["note"] = f"not computed: {n} items (at least {min_items} needed)"
+        elif g["confidence"].std() == 0 or g["s_i"].std() == 0:
+            row["note"] = "not computed: confidence or S_i is constant"
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                r, p = stats.pearsonr(g["confidence"], g["s_i"])
+            row.update(r=float(r), p_value=float(p), note="")
+        rows.append(row)
+    return pd.DataFrame(rows, columns=cols), points.reset_index(drop=True)
+
+
+def fragile_items(t: pd.DataFrame, items: pd.DataFrame, n: int = 5) -> pd.DataFrame:
+    """The ``n`` (model, item) pairs with the lowest mean C_i, with every variant's answer.
+
+    Returns
+    -------
+    DataFrame
+        ``rank, model, dataset, item_id, dataset_type, mean_c_i`` and, per variant row,
+        the columns of :data:`FRAGILE_COLUMNS` the table has.
+    """
+    x = items[(items["category"] != REFERENCE) & items["c_i"].notna()]
+    keep = [c for c in FRAGILE_COLUMNS if c in t.columns]
+    head = ["rank", "model", "dataset", "item_id", "dataset_type", "mean_c_i"]
+    if x.empty:
+        return pd.DataFrame(columns=[*head, *keep])
+    means = (
+        x.groupby(["model", "dataset", "item_id", "dataset_type"])["c_i"]
+        .mean()
+        .reset_index()
+        .sort_values(["c_i", "model", "dataset", "item_id"])
+        .head(n)
+    )
+    frames = []
+    for rank, r in enumerate(means.itertuples(index=False), start=1):
+        rows = t[(t["model"] == r.model) & (t["dataset"] == r.dataset) & (t["item_id"] == r.item_id)]
+        frame = rows[keep].reset_index(drop=True)
+        for col, value in zip(
+            head,
+            (rank, r.model, r.dataset, r.item_id, r.dataset_type, float(r.c_i)),
+            strict=True,
+        ):
+            frame.insert(head.index(col), col, value)
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)

@@ -1,0 +1,255 @@
+"""The report as a document: sections of paragraphs, tables and figures, built from the result.
+
+:func:`build` turns an :class:`analyses.pipeline.AnalysisResult` (and the table's
+metadata, and optionally a published study to compare with) into a list of
+:class:`Section`; :mod:`robustness.report.write` renders the same list as HTML and as
+Markdown, so both say the same thing. Nothing here reads the long table: every number
+comes from the analysis result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from robustness.report.figures import category_order
+
+__all__ = ["Block", "Section", "build", "method_text"]
+
+
+@dataclass
+class Block:
+    """A paragraph (``text``), a bulleted list (``items``), a table or a figure (by name)."""
+
+    text: str = ""
+    items: list[str] = field(default_factory=list)
+    table: pd.DataFrame | None = None
+    caption: str = ""
+    figure: str = ""
+    note: bool = False
+
+
+@dataclass
+class Section:
+    title: str
+    blocks: list[Block] = field(default_factory=list)
+    key: str = ""
+
+
+def _models_line(m: Mapping[str, Any], entry: Mapping[str, Any]) -> str:
+    runner = entry.get("runner", {})
+    line = (
+        f"Model {m['name']}: backend {m['backend']}, model {m['model']}, mode "
+        f"{m['mode']}, dtype {runner.get('dtype', m.get('dtype'))}, batch size "
+        f"{runner.get('batch_size', m.get('batch_size'))}"
+        + (", chat template applied" if entry.get("chat") else "")
+        + "."
+    )
+    floor = entry.get("noise_floor")
+    if floor:
+        line += (
+            f" Noise floor: {floor['flips']} of {floor['k']} sampled prompts changed "
+            f"answer between one-at-a-time and batched scoring (max probability "
+            f"difference {floor['max_abs_prob_diff']:.1e}); sensitivity below "
+            "this level is numerics, not prompts."
+        )
+    return line
+
+
+def method_text(result: Any, meta: Mapping[str, Any]) -> list[str]:
+    """Sentences describing how the table was made (from the study config when present)."""
+    study = meta.get("study") or {}
+    items = result.tables["agreement_items"]
+    datasets = items.groupby(["dataset", "dataset_type"])["item_id"].nunique().reset_index()
+    parts = ", ".join(
+        f"{r.dataset} ({r.dataset_type}, {r.item_id} items)" for r in datasets.itertuples()
+    )
+    present = category_order([c for c in items["category"].unique() if c != "original"])
+    out = [f"Items: {parts}."]
+    if study:
+        asked = list(study.get("families") or present)
+        made = [f for f in asked if f in present]
+        none = [f for f in asked if f not in present]
+        out.append(
+            f"Perturbation families that produced variants: {', '.join(made) or 'none'}"
+            + (f"; asked for but with no variant on these items: {', '.join(none)}" if none else "")
+            + f". Up to {study.get('n_variants')} variants per family and item, plus the "
+            f"original prompt; seed {study.get('seed')}; {study.get('shots', 0)} few-shot "
+            "exemplars"
+            + (f"; one instruction for every item: \u201c{study['instruction']}\u201d"
+               if study.get("instruction") else "")
+            + "."
+        )
+        for m in study.get("models", []):
+            out.append(_models_line(m, (meta.get("models") or {}).get(m["name"], {})))
+    else:
+        models = sorted(items["model"].astype(str).unique())
+        out.append(
+            f"Perturbation categories in the table: {', '.join(present)}; models: "
+            f"{', '.join(models)} (the table carries no study configuration: it was made by "
+            "another tool)."
+        )
+    out.append(
+        "Agreement C_i = max_y n_i(y) / N_i over the valid variants of one item and "
+        "category (Kamal et al. 2026, eq. 1); PSS after ProSA (Zhuo et al. 2024, eq. 1-2); "
+        "GEE: binomial, logit link, exchangeable working correlation, robust sandwich "
+        "covariance, clusters = items, Wald chi-square tests of Type II and III; two models: "
+        f"the type model ({result.formula}) and the dataset model of Kamal et al.'s Table 3 "
+        f"({result.dataset_formula})."
+    )
+    parser = sorted(
+        set(result.tables.get("parser_versions", pd.DataFrame(columns=["v"])).get("v", []))
+    )
+    if parser:
+        out.append(f"Generated answers were read by answer parser version(s) {', '.join(parser)}.")
+    return out
+
+
+def _table(result: Any, name: str, caption: str, columns: list[str] | None = None) -> Block:
+    frame = result.tables.get(name)
+    if frame is None:
+        frame = pd.DataFrame()
+    if columns is not None:
+        frame = frame[[c for c in columns if c in frame.columns]]
+    return Block(table=frame, caption=caption)
+
+
+def _wald_pair(result: Any, two: str, three: str) -> pd.DataFrame:
+    w2, w3 = result.tables.get(two), result.tables.get(three)
+    if w2 is None or not len(w2):
+        return pd.DataFrame()
+    return w2.merge(w3, on="term", how="outer", suffixes=("_II", "_III"))
+
+
+def build(
+    result: Any,
+    meta: Mapping[str, Any],
+    head_lines: list[str],
+    figures: Mapping[str, tuple[Any, str]],
+    notes: list[str],
+    paper: tuple[Any, pd.DataFrame] | None = None,
+) -> list[Section]:
+    """Every section of the report, in reading order."""
+
+    def fig(name: str) -> list[Block]:
+        return [Block(figure=name, caption=figures[name][1])] if name in figures else []
+
+    secs = [Section("Headline", [Block(items=head_lines)], "headline")]
+    secs.append(Section("Method", [Block(text=s) for s in method_text(result, meta)], "method"))
+    if paper is not None:
+        p, frame = paper
+        secs.append(
+            Section(
+                f"The paper beside the run: {p.title}",
+                [
+                    Block(text=p.source),
+                    Block(table=frame, caption="Published figures and the run's (models pooled, "
+                                               "then each model)"),
+                ],
+                "paper",
+            )
+        )
+    secs.append(
+        Section(
+            "Agreement (Table 2, like for like)",
+            [
+                _table(result, "agreement_by_model_type_category",
+                       "Mean agreement C_i per model by dataset type and category, 95% "
+                       "item-bootstrap intervals; 'all' pools the families both types have"),
+                _table(result, "agreement_by_type_category",
+                       "The same with the models pooled (labelled pooled)"),
+                *fig("dataset_by_category"),
+                *fig("type_by_category"),
+                *fig("agreement_heatmap"),
+            ],
+            "agreement",
+        )
+    )
+    secs.append(
+        Section(
+            "Models: GEE Wald tests, marginal means and contrasts",
+            [
+                Block(table=_wald_pair(result, "wald_type2", "wald_type3"),
+                      caption=f"Type model ({result.formula}): Wald chi-square, Type II and III"),
+                Block(table=_wald_pair(result, "wald_dataset_type2", "wald_dataset_type3"),
+                      caption=f"Dataset model, Kamal et al. Table 3 ({result.dataset_formula}): "
+                              "Wald chi-square, Type II and III"),
+                _table(result, "marginal_means",
+                       "Estimated marginal agreement, type model (delta-method 95% CI)"),
+                _table(result, "contrasts",
+                       "Objective - subjective contrasts per family, type model (Holm); the "
+                       "reason where there is no value"),
+                _table(result, "contrasts_by_model",
+                       "The same, each model fitted on its own (agree ~ dataset_type * category)"),
+                _table(result, "separation", "Cells with constant agreement (separation)"),
+            ],
+            "models",
+        )
+    )
+    rates = result.tables.get("invalid_rates", pd.DataFrame())
+    secs.append(
+        Section(
+            "Invalid answers",
+            [
+                Block(items=list(result.invalid_warnings) or [
+                    f"no model's invalid rate differs between the types by more than "
+                    f"{result.invalid_margin:.0%}"]),
+                Block(table=rates[rates["category"] == "all"] if len(rates) else rates,
+                      caption="Invalid answers per model and dataset type, by reason"),
+                _table(result, "contrasts_invalid_as_disagreement",
+                       "Sensitivity analysis: objective - subjective contrasts with every "
+                       "invalid answer counted as disagreeing (type model, Holm)"),
+                Block(table=rates, caption="Invalid answers per model, type and category"),
+            ],
+            "invalid",
+        )
+    )
+    secs.append(
+        Section(
+            "Flip rates against the original prompt",
+            [_table(result, "flip_summary",
+                    "Mean share of a category's valid variants that change the original "
+                    "prompt's answer, per model and dataset type (defined where agreement is "
+                    "not: a family with one variant per item)")],
+            "flips",
+        )
+    )
+    secs.append(
+        Section(
+            "Prompt sensitivity (PSS, ProSA)",
+            [*fig("pss_distribution"),
+             _table(result, "pss", "PSS per model, dataset, category and score")],
+            "pss",
+        )
+    )
+    secs.append(
+        Section(
+            "Formats, confidence and paired tests",
+            [
+                *fig("format_accuracy"),
+                *fig("confidence_vs_pss"),
+                _table(result, "confidence_sensitivity",
+                       "Confidence vs sensitivity per model: Pearson r with n and p "
+                       f"(not computed below {result.min_items} items)"),
+                _table(result, "cochran", "Cochran's Q across categories per model and type"),
+                _table(result, "mcnemar", "McNemar between models"),
+            ],
+            "formats",
+        )
+    )
+    secs.append(
+        Section(
+            "POSIX",
+            [Block(text="POSIX (Chatterjee et al. 2024) needs the log-likelihood of every "
+                        "response under every prompt of an item; this table holds none. "
+                        "Compute it with analyses.posix_from_runner on a model, or "
+                        "analyses.posix_table on stored pair scores.")],
+            "posix",
+        )
+    )
+    if notes:
+        secs.append(Section("Notes", [Block(items=notes, note=True)], "notes"))
+    return secs

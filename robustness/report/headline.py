@@ -1,0 +1,159 @@
+"""The headline: like-for-like objective vs subjective numbers, per model, with intervals.
+
+Every number compares the same families on both sides (the families both dataset types
+have; those one type lacks are named), model by model, with the item-bootstrap 95 %
+interval of the per-model Table 2 (:func:`analyses.comparison.type_table`), the number
+of items per type, the least stable family, the two Wald tests of the interaction and,
+when a model's invalid answers differ between the types, a warning.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from analyses.numbers import fmt, fmt_dof, fmt_p
+
+__all__ = ["Headline", "ModelLine", "headline"]
+
+
+@dataclass(frozen=True)
+class ModelLine:
+    """One model's like-for-like comparison."""
+
+    model: str
+    objective: float
+    objective_ci: tuple[float, float]
+    subjective: float
+    subjective_ci: tuple[float, float]
+    gap_ci: tuple[float, float]
+    n_objective: int
+    n_subjective: int
+
+    @property
+    def gap(self) -> float:
+        return self.objective - self.subjective
+
+    def text(self, families: list[str]) -> str:
+        def ci(pair: tuple[float, float]) -> str:
+            return f"[{fmt(pair[0])}, {fmt(pair[1])}]"
+
+        return (
+            f"{self.model}: mean agreement objective {fmt(self.objective)} {ci(self.objective_ci)} "
+            f"vs subjective {fmt(self.subjective)} {ci(self.subjective_ci)}, gap "
+            f"{fmt(self.gap)} {ci(self.gap_ci)} over {len(families)} shared families; "
+            f"{self.n_objective} objective and {self.n_subjective} subjective items"
+        )
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The numbers a reader sees first (see the module docstring)."""
+
+    models: list[ModelLine]
+    families: list[str]
+    only: dict[str, list[str]]
+    least_stable: str
+    least_stable_agreement: float
+    interaction: tuple[float, int, float] | None
+    dataset_interaction: tuple[float, int, float] | None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def objective(self) -> float:
+        """Mean of the models' objective agreement (like for like)."""
+        return float(np.mean([m.objective for m in self.models])) if self.models else np.nan
+
+    @property
+    def subjective(self) -> float:
+        return float(np.mean([m.subjective for m in self.models])) if self.models else np.nan
+
+    def lines(self) -> list[str]:
+        if np.isnan(self.least_stable_agreement):
+            return [
+                "agreement is not defined on this table: no prompt set has two valid "
+                "answers (more variants per family, or fewer invalid outputs, are needed)"
+            ]
+        out = [f"warning: {w}" for w in self.warnings]
+        if self.models:
+            out.append(
+                f"like for like: every comparison below averages the {len(self.families)} "
+                f"families both dataset types have ({', '.join(self.families)}), model by "
+                "model, with 95% item-bootstrap intervals"
+            )
+        out += [m.text(self.families) for m in self.models]
+        if not self.models:
+            out.append("no family has a defined agreement on both dataset types: there is no "
+                       "like-for-like objective vs subjective comparison")
+        for kind, cats in self.only.items():
+            if cats:
+                out.append(f"only {kind} items have: {', '.join(cats)} (not in the comparison)")
+        out.append(
+            f"least stable family: {self.least_stable} (mean agreement "
+            f"{self.least_stable_agreement:.3f}, all models and items)"
+        )
+        for label, test in (
+            ("dataset_type x category (type model)", self.interaction),
+            ("dataset x category (dataset model, Kamal et al. Table 3)", self.dataset_interaction),
+        ):
+            if test is None:
+                out.append(f"{label} Wald chi-square: not estimable on this table")
+            else:
+                chi2, dof, p = test
+                out.append(
+                    f"{label} Wald chi-square (type II): {chi2:.2f} on {fmt_dof(dof)} df, "
+                    f"p {fmt_p(p) if fmt_p(p).startswith('<') else '= ' + fmt_p(p)}"
+                )
+        return out
+
+
+def _wald_term(w: pd.DataFrame | None, term: str) -> tuple[float, int, float] | None:
+    if w is None or w.empty or term not in set(w["term"]):
+        return None
+    r = w.set_index("term").loc[term]
+    chi2 = float(r["chi2"])
+    dof = r["dof"] if "dof" in r.index else r["df"]
+    if not np.isfinite(chi2) or chi2 < 0 or not np.isfinite(float(dof)) or float(dof) < 1:
+        return None
+    return chi2, int(dof), float(r["p_value"])
+
+
+def headline(result: Any) -> Headline:
+    """The like-for-like headline of an :class:`analyses.pipeline.AnalysisResult`."""
+    per_model = result.tables["agreement_by_model_type_category"]
+    rows = per_model[per_model["category"] == "all"]
+    models = [
+        ModelLine(
+            str(r.model),
+            float(r.objective),
+            (float(r.objective_ci_low), float(r.objective_ci_high)),
+            float(r.subjective),
+            (float(r.subjective_ci_low), float(r.subjective_ci_high)),
+            (float(r.gap_ci_low), float(r.gap_ci_high)),
+            int(r.n_items_objective),
+            int(r.n_items_subjective),
+        )
+        for r in rows.itertuples()
+        if np.isfinite(r.objective) and np.isfinite(r.subjective)
+    ]
+    items = result.tables["agreement_items"]
+    pert = items[(items["category"] != "original") & items["c_i"].notna()]
+    by_cat = pert.groupby("category")["c_i"].mean()
+    worst = str(by_cat.idxmin()) if len(by_cat) else "-"
+    return Headline(
+        models=models,
+        families=list(getattr(result, "shared_families", [])),
+        only=dict(getattr(result, "families_only", {})),
+        least_stable=worst,
+        least_stable_agreement=float(by_cat.min()) if len(by_cat) else float("nan"),
+        interaction=_wald_term(result.tables.get("wald_type2"), "dataset_type:category"),
+        dataset_interaction=_wald_term(result.tables.get("wald_dataset_type2"), "dataset:category"),
+        warnings=[
+            f"{w}: the comparison of the types may reflect the answer parser, not the prompts "
+            "(see Invalid answers and the sensitivity analysis)"
+            for w in getattr(result, "invalid_warnings", [])
+        ],
+    )

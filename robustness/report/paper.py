@@ -1,0 +1,130 @@
+"""A published study's figures beside the run's: ``robustness analyze --compare kamal2026``.
+
+The published figures are data (``robustness/data/<key>.json``, with their source), not
+prose: each names what it measures (``kind``) and the run's matching figure is computed
+the same way from the analysis result:
+
+``category_mean``
+    mean C_i (Kamal et al. eq. 1) over every prompt set of the category, all models and
+    items pooled;
+``type_mean``
+    mean C_i over the prompt sets of one dataset type, over the paper's families only
+    (the toolkit's eighth family, framing, is not in the paper);
+``type_category_mean``
+    mean C_i of one dataset type in one category;
+``wald``
+    the Wald chi-square of a term of the dataset model (the paper's Table 3); the run's
+    Type II and Type III statistics are both shown, with their degrees of freedom.
+
+Pooled figures come with one column per model, since the paper pools its models.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from robustness.errors import RobustnessError
+
+__all__ = ["PAPERS", "Paper", "compare", "load_paper"]
+
+PAPERS = ("kamal2026",)
+
+
+@dataclass(frozen=True)
+class Paper:
+    """A published study's figures: ``figures`` is a list of dicts (id, kind, what, value)."""
+
+    key: str
+    title: str
+    source: str
+    families: tuple[str, ...]
+    figures: tuple[dict[str, Any], ...]
+
+
+def load_paper(key: str) -> Paper:
+    """The stored figures of a published study, by key (``kamal2026``)."""
+    if key not in PAPERS:
+        raise RobustnessError(f"--compare: unknown study {key!r}; known: {', '.join(PAPERS)}.")
+    text = resources.files("robustness").joinpath("data", f"{key}.json").read_text("utf-8")
+    data = json.loads(text)
+    return Paper(
+        data["key"],
+        data["title"],
+        data["source"],
+        tuple(data["families"]),
+        tuple(data["figures"]),
+    )
+
+
+def _mean(x: pd.DataFrame) -> tuple[float, int]:
+    return (float(x["c_i"].mean()) if len(x) else np.nan, int(x["item_id"].nunique()))
+
+
+def _run_value(fig: dict[str, Any], items: pd.DataFrame, paper: Paper) -> tuple[float, int]:
+    kind = fig["kind"]
+    if kind == "category_mean":
+        return _mean(items[items["category"] == fig["category"]])
+    if kind == "type_mean":
+        x = items[(items["dataset_type"] == fig["dataset_type"])]
+        return _mean(x[x["category"].isin(paper.families)])
+    if kind == "type_category_mean":
+        x = items[items["dataset_type"] == fig["dataset_type"]]
+        return _mean(x[x["category"] == fig["category"]])
+    raise RobustnessError(f"paper figure {fig['id']!r}: unknown kind {kind!r}.")
+
+
+def _wald(tables: dict[str, pd.DataFrame], term: str) -> tuple[float, float, float]:
+    out = []
+    for name in ("wald_dataset_type2", "wald_dataset_type3"):
+        w = tables.get(name)
+        if w is None or w.empty or term not in set(w["term"]):
+            out.append((np.nan, np.nan))
+            continue
+        r = w.set_index("term").loc[term]
+        dof = r["dof"] if "dof" in r.index else r["df"]
+        out.append((float(r["chi2"]), float(dof)))
+    return out[0][0], out[1][0], out[0][1]
+
+
+def compare(result: Any, key: str = "kamal2026") -> tuple[Paper, pd.DataFrame]:
+    """The published figures beside the run's, one row per published figure.
+
+    Returns
+    -------
+    (Paper, DataFrame)
+        Columns ``figure`` (what it measures), ``paper`` (the published value), ``run``
+        (the run's value, models pooled), ``n_items`` (items behind the run's value), one
+        column per model (``run: <model>``), and ``note`` (how the run's value was
+        computed where it differs in kind, e.g. Type II and III for a Wald test).
+    """
+    paper = load_paper(key)
+    items = result.tables["agreement_items"]
+    items = items[(items["category"] != "original") & items["c_i"].notna()]
+    models = sorted(pd.unique(items["model"]).tolist(), key=str)
+    rows = []
+    for fig in paper.figures:
+        row: dict[str, Any] = {"figure": fig["what"], "paper": float(fig["value"])}
+        if fig["kind"] == "wald":
+            chi2, chi3, dof = _wald(result.tables, fig["term"])
+            row.update(run=chi2, n_items=result.n_items)
+            row["note"] = (
+                "dataset model not fitted on this table"
+                if np.isnan(chi2)
+                else f"Type II on {int(dof)} df; Type III {chi3:.3f}"
+            )
+            for m in models:
+                row[f"run: {m}"] = np.nan
+        else:
+            row["run"], row["n_items"] = _run_value(fig, items, paper)
+            row["note"] = "" if row["n_items"] else "no prompt set of this kind in the run"
+            for m in models:
+                row[f"run: {m}"] = _run_value(fig, items[items["model"] == m], paper)[0]
+        rows.append(row)
+    cols = ["figure", "paper", "run", "n_items", *[f"run: {m}" for m in models], "note"]
+    return paper, pd.DataFrame(rows, columns=cols)
