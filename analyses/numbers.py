@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 __all__ = ["fmt", "fmt_dof", "fmt_p", "is_missing"]
@@ -30,8 +31,8 @@ def fmt(value: Any, digits: int = 3) -> str:
         return "-"
     if isinstance(value, bool):
         return str(value)
-    if isinstance(value, int):
-        return str(value)
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
     try:
         x = float(value)
     except (TypeError, ValueError):

@@ -167,6 +167,8 @@ def fragile_items(t: pd.DataFrame, items: pd.DataFrame, n: int = 5) -> pd.DataFr
     for rank, r in enumerate(means.itertuples(index=False), start=1):
         rows = t[(t["model"] == r.model) & (t["dataset"] == r.dataset) & (t["item_id"] == r.item_id)]
         frame = rows[keep].reset_index(drop=True)
+        if "answer" in frame.columns:
+            frame["answer"] = frame["answer"].astype("Int64")
         for col, value in zip(
             head,
             (rank, r.model, r.dataset, r.item_id, r.dataset_type, float(r.c_i)),

@@ -16,7 +16,15 @@ from analyses.pipeline import analyze
 from analyses.synthetic import synthetic_table
 from robustness.report import headline, to_latex, to_markdown, write_report
 
-EVIL = "<script>alert('x')</script> & $x_1$ | 100%"
+EVIL = "<script>alert('x')</script> & $x_1$ | 100%\x1b[2J\x1b]0;title\x07"
+FIGURES = (
+    "dataset_by_category",
+    "type_by_category",
+    "agreement_heatmap",
+    "pss_distribution",
+    "format_accuracy",
+    "confidence_vs_pss",
+)
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +33,7 @@ def report(tmp_path_factory):
     table = synthetic_table(models=2, n_items=10, seed=1)
     table["prompt"] = "Question: " + EVIL + "\nA. yes\nB. no\nAnswer:"
     table.loc[table["item_id"] == table["item_id"].iloc[0], "raw_output"] = EVIL
-    result = analyze(table, out, n_boot=100, quiet=True)
+    result = analyze(table, out, n_boot=100, quiet=True, families=['framing'])
     meta = {
         "study": {
             "name": "unit <b>test</b>",
@@ -52,19 +60,13 @@ def report(tmp_path_factory):
             }
         },
     }
-    paths = write_report(table, result, out, meta)
+    paths = write_report(result, out, meta, compare="kamal2026")
     return out, paths, result
 
 
 def test_every_part_is_written(report):
     out, paths, _ = report
-    for name in (
-        "agreement_heatmap",
-        "type_by_category",
-        "pss_distribution",
-        "format_accuracy",
-        "confidence_vs_pss",
-    ):
+    for name in FIGURES:
         assert paths[name].exists() and paths[name].stat().st_size > 5000
     for name in (
         "agreement_by_type_category",
@@ -79,9 +81,11 @@ def test_every_part_is_written(report):
         assert (out / "tables" / f"{name}.csv").exists()
         assert (out / "tables" / f"{name}.tex").read_text().startswith(r"\begin{table}")
     html = paths["html"].read_text()
-    assert html.count("data:image/png;base64,") == 5 and "src='figures/" not in html
+    assert html.count("data:image/png;base64,") == len(FIGURES) and "src='figures/" not in html
     md = paths["md"].read_text()
-    assert md.count("](figures/") == 5 and "## Most fragile items" in md
+    assert md.count("](figures/") == len(FIGURES) and "## Most fragile items" in md
+    for name in ("wald", "wald_dataset", "paper_comparison"):
+        assert (out / "tables" / f"{name}.tex").exists()
 
 
 def test_method_section_comes_from_the_study_config(report):
@@ -99,17 +103,30 @@ def test_untrusted_text_is_escaped_everywhere(report):
     assert "<script>" not in md
     tex = (out / "tables" / "agreement_items.tex").read_text()
     assert "\\_" in tex  # dataset names such as mc_science
+    for text in (html, md, tex, (out / "tables" / "fragile_items.tex").read_text()):
+        assert "\x1b" not in text and "\x07" not in text  # terminal escapes stripped
 
 
 def test_headline_numbers_match_the_tables(report):
     _, _, result = report
     h = headline(result)
+    per_model = result.tables["agreement_by_model_type_category"]
+    all_rows = per_model[per_model["category"] == "all"].set_index("model")
+    assert [m.model for m in h.models] == list(all_rows.index)
+    for m in h.models:
+        assert m.objective == pytest.approx(all_rows.at[m.model, "objective"])
+        assert m.objective_ci[0] <= m.objective <= m.objective_ci[1]
     items = result.tables["agreement_items"]
-    pert = items[items["category"] != "original"]
-    assert h.objective == pytest.approx(pert.loc[pert.dataset_type == "objective", "c_i"].mean())
+    pert = items[(items["category"] != "original") & items["c_i"].notna()]
+    one = pert[pert["model"] == h.models[0].model]
+    assert h.models[0].subjective == pytest.approx(
+        one.loc[one.dataset_type == "subjective", "c_i"].mean()
+    )
     w2 = result.tables["wald_type2"].set_index("term")
-    assert h.interaction_chi2 == pytest.approx(w2.loc["dataset_type:category", "chi2"])
+    assert h.interaction[0] == pytest.approx(w2.loc["dataset_type:category", "chi2"])
     assert h.least_stable == pert.groupby("category")["c_i"].mean().idxmin()
+    text = "\n".join(h.lines())
+    assert "model_1: mean agreement objective" in text and "shared families" in text
 
 
 def test_latex_and_markdown_writers_escape():
@@ -169,7 +186,7 @@ def test_report_renders_in_headless_chromium_with_every_image(report, tmp_path):
     found = re.search(r'<pre id="image-check">(.*?)</pre>', dom)
     assert found, dom[-500:]
     states = json.loads(found.group(1).replace("&quot;", '"'))
-    assert len(states) == 5 and all(ok and width > 100 for ok, width in states), states
+    assert len(states) == len(FIGURES) and all(ok and width > 100 for ok, width in states), states
     shot = tmp_path / "shot.png"
     browser(exe, tmp_path / "p2", "--window-size=1200,2400", f"--screenshot={shot}", html.as_uri())
     from matplotlib.image import imread
@@ -185,8 +202,8 @@ def test_a_table_without_any_agreement_still_gets_a_report(tmp_path):
     """One variant per family: every prompt set has a single answer, so nothing is defined."""
     table = synthetic_table(models=1, n_items=4, n_variants=1, seed=3)
     result = analyze(table, tmp_path, n_boot=50, quiet=True)
-    paths = write_report(table, result, tmp_path, {})
+    paths = write_report(result, tmp_path, {})
     md = paths["md"].read_text()
     assert "agreement is not defined on this table" in md
-    assert r"Figure 'agreement\_heatmap' is not drawn: no prompt set has two valid answers" in md
+    assert r"Figure 'type\_by\_category' is not drawn: no prompt set has two valid answers" in md
     assert paths["html"].exists() and "agreement_heatmap" not in paths
