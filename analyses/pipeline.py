@@ -19,7 +19,7 @@ accuracy.csv                       accuracy and drop against the original (with 
 cochran.csv                        Cochran's Q across categories per model x type
 mcnemar.csv                        McNemar between every pair of models
 gee_coefficients.csv               GEE coefficients, robust SE, z, p, 95 % interval
-wald_type2.csv / wald_type3.csv    Wald chi-square per term: term, df, chi2, p_value
+wald_type2.csv / wald_type3.csv    Wald chi-square per term: term, dof, chi2, p_value
 marginal_means.csv                 estimated marginal agreement per type x category
 contrasts.csv                      objective - subjective per category, Holm-adjusted
 separation.csv                     cells with a constant response set aside
@@ -165,14 +165,14 @@ def _print_summary(res: AnalysisResult, console: Any = None) -> None:
             f"{escape(fit.cluster)}, alpha = {fit.alpha:.3f})",
             title_justify="left",
         )
-        for col in ("term", "df", "chi2 II", "p II", "chi2 III", "p III"):
+        for col in ("term", "dof", "chi2 II", "p II", "chi2 III", "p III"):
             w.add_column(col, justify="left" if col == "term" else "right")
         w2 = res.tables["wald_type2"].set_index("term")
         w3 = res.tables["wald_type3"].set_index("term")
         for term in w2.index:
             w.add_row(
                 escape(str(term)),
-                str(int(w2.loc[term, "df"])),
+                str(int(w2.loc[term, "dof"])),
                 _fmt(w2.loc[term, "chi2"], 2),
                 _p(w2.loc[term, "p_value"]),
                 _fmt(w3.loc[term, "chi2"], 2) if term in w3.index else "-",

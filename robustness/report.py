@@ -158,7 +158,7 @@ def headline(result: Any) -> Headline:
     chi2 = dof = p = None
     if w2 is not None and "dataset_type:category" in set(w2["term"]):
         r = w2.set_index("term").loc["dataset_type:category"]
-        chi2, dof, p = float(r["chi2"]), int(r["df"]), float(r["p_value"])
+        chi2, dof, p = float(r["chi2"]), int(r["dof"]), float(r["p_value"])
     return Headline(
         float(by_type.get("objective", np.nan)),
         float(by_type.get("subjective", np.nan)),

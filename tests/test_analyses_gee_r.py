@@ -65,8 +65,8 @@ def _compare(ref: pd.DataFrame, cluster: str) -> dict[str, float]:
         rel = np.abs(mine - theirs.to_numpy()) / np.abs(theirs.to_numpy())
         worst[q] = float(rel.max())
         np.testing.assert_allclose(mine, theirs.to_numpy(), rtol=RTOL, atol=0, err_msg=q)
-    np.testing.assert_array_equal(w2.df.reindex(get("wald2_df").index), get("wald2_df"))
-    np.testing.assert_array_equal(w3.df.reindex(get("wald3_df").index), get("wald3_df"))
+    np.testing.assert_array_equal(w2.dof.reindex(get("wald2_df").index), get("wald2_df"))
+    np.testing.assert_array_equal(w3.dof.reindex(get("wald3_df").index), get("wald3_df"))
     assert fit.n_obs == int(get("n_obs").iloc[0])
     # R derived the agreement flags on its own: the number of agreeing rows must match.
     rows = agreement_rows(table)
