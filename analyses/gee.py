@@ -190,12 +190,15 @@ class GEEResult:
         raise ValueError(f"type must be 2 or 3, not {type!r}.")
 
     def marginal_means(
-        self, by: Sequence[str] = ("dataset_type", "category"), level: float = 0.95
+        self,
+        by: Sequence[str] = ("dataset_type", "category"),
+        level: float = 0.95,
+        scale: str = "link",
     ) -> pd.DataFrame:
         """Estimated marginal mean per cell of ``by``, as emmeans; see :mod:`analyses.marginal`."""
         from analyses.marginal import marginal_means
 
-        return marginal_means(self, by=by, level=level)
+        return marginal_means(self, by=by, level=level, scale=scale)
 
     def contrasts(self, level: float = 0.95) -> pd.DataFrame:
         """Objective - subjective contrasts, Holm-adjusted; see :mod:`analyses.marginal`."""

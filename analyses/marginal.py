@@ -124,12 +124,14 @@ def _check_by(fit: GEEResult, by: Sequence[str]) -> list[str]:
 
 
 def _averaged(fit: GEEResult, by: Sequence[str]):
-    """Per cell of ``by``: key, xbar (kept and full columns), K; sorted by level order."""
+    """Per cell of ``by``: key, xbar (kept and full columns), K, its grid rows; sorted."""
     grid = reference_grid(fit)
     out = []
     for key, idx in grid.rows.groupby(list(by), sort=False).indices.items():
         key = key if isinstance(key, tuple) else (key,)
-        out.append((key, grid.x[idx].mean(axis=0), grid.x_full[idx].mean(axis=0), len(idx)))
+        xs = grid.x[idx]
+        xf = grid.x_full[idx]
+        out.append((key, xs.mean(axis=0), xf.mean(axis=0), len(idx), xs, xf))
     order = {v: {lev: k for k, lev in enumerate(fit.levels[v])} for v in by}
     out.sort(key=lambda r: tuple(order[v][k] for v, k in zip(by, r[0], strict=True)))
     return out
@@ -143,7 +145,10 @@ def _estimable(fit: GEEResult, x_full: np.ndarray) -> bool:
 
 
 def marginal_means(
-    fit: GEEResult, by: Sequence[str] = ("dataset_type", "category"), level: float = 0.95
+    fit: GEEResult,
+    by: Sequence[str] = ("dataset_type", "category"),
+    level: float = 0.95,
+    scale: str = "link",
 ) -> pd.DataFrame:
     """Estimated marginal probability per cell of ``by``, as emmeans computes it.
 
@@ -155,6 +160,10 @@ def marginal_means(
         Factors of the model to tabulate by; the others are averaged over.
     level
         Confidence level.
+    scale
+        ``'link'`` (emmeans' default: average the logits, then back-transform) or
+        ``'response'`` (average the probabilities of the grid rows, emmeans'
+        ``emmeans(regrid(ref_grid(fit)), ...)``; the interval is then m -+ z se).
 
     Returns
     -------
@@ -168,7 +177,10 @@ def marginal_means(
     Notes
     -----
     m = expit(xbar' b), se = m (1 - m) sqrt(xbar' V xbar), xbar the mean design row
-    of the cell's reference-grid rows (module docstring).
+    of the cell's reference-grid rows (module docstring).  With ``scale='response'``,
+    m = (1/K) sum_k expit(x_k' b) and grad m = (1/K) sum_k mu_k (1 - mu_k) x_k.  The
+    two differ most when a cell is near 0 or 1 (e.g. a separated cell): the logit
+    average is pulled towards the extreme cell.
 
     References
     ----------
@@ -188,27 +200,37 @@ def marginal_means(
     True
     """
     by = _check_by(fit, by)
+    if scale not in ("link", "response"):
+        raise ValueError(f"scale must be 'link' or 'response', not {scale!r}.")
     v = fit.cov.to_numpy()
     beta = fit.params.to_numpy()
     q = stats.norm.ppf(0.5 + level / 2)
     counts = fit.grid.groupby(by, sort=False).agg(n_rows=("n", "sum"), y_sum=("y_sum", "sum"))
     out, notes = [], []
-    for key, xbar, xbar_full, k in _averaged(fit, by):
+    for key, xbar, xbar_full, k, xs, xs_full in _averaged(fit, by):
         label = ", ".join(f"{b}={val}" for b, val in zip(by, key, strict=True))
-        if not _estimable(fit, xbar_full):
+        rows = [xbar_full] if scale == "link" else list(xs_full)
+        if not all(_estimable(fit, r) for r in rows):
             notes.append(f"marginal mean of {label} is not estimable (aliased design); left out.")
             continue
-        eta = float(xbar @ beta)
-        se_eta = float(np.sqrt(max(xbar @ v @ xbar, 0.0)))
-        m = float(expit(eta))
+        if scale == "link":
+            eta = float(xbar @ beta)
+            se_eta = float(np.sqrt(max(xbar @ v @ xbar, 0.0)))
+            m, se = float(expit(eta)), float(expit(eta) * (1 - expit(eta)) * se_eta)
+            lo, hi = float(expit(eta - q * se_eta)), float(expit(eta + q * se_eta))
+        else:
+            mu = expit(xs @ beta)
+            g = ((mu * (1 - mu))[:, None] * xs).mean(axis=0)
+            m, se = float(mu.mean()), float(np.sqrt(max(g @ v @ g, 0.0)))
+            lo, hi = m - q * se, m + q * se
         c = counts.loc[key if len(key) > 1 else key[0]] if key in _keys(counts) else None
         out.append(
             {
                 **dict(zip(by, key, strict=True)),
                 "estimate": m,
-                "se": m * (1 - m) * se_eta,
-                "ci_low": float(expit(eta - q * se_eta)),
-                "ci_high": float(expit(eta + q * se_eta)),
+                "se": se,
+                "ci_low": lo,
+                "ci_high": hi,
                 "observed": float(c["y_sum"] / c["n_rows"]) if c is not None else np.nan,
                 "n_rows": int(c["n_rows"]) if c is not None else 0,
                 "n_averaged": k,
@@ -271,7 +293,7 @@ def type_contrasts(fit: GEEResult, level: float = 0.95, by: str = "category") ->
     if by not in fit.levels or not {"objective", "subjective"} <= set(types):
         return empty
     est = {}
-    for key, xbar, xbar_full, _ in _averaged(fit, ("dataset_type", by)):
+    for key, xbar, xbar_full, *_ in _averaged(fit, ("dataset_type", by)):
         if _estimable(fit, xbar_full):
             m = float(expit(xbar @ fit.params.to_numpy()))
             est[key] = (m, m * (1 - m) * xbar)

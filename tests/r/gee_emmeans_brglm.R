@@ -7,6 +7,7 @@
 # sorted by cluster.  Factor levels are sorted in C-locale (byte) order, as Python sorts.
 # JOB "emmeans": geeglm(binomial, exchangeable), then
 #   emmeans(fit, ~ dataset_type * category, type = "response")            -> mm_*
+#   emmeans(regrid(ref_grid(fit)), ~ dataset_type * category) (response-scale average) -> mmr_*
 #   pairs(regrid(emmeans(fit, ~ dataset_type | category))), by = NULL      -> ct_*
 #   (p-values Holm-adjusted over all categories, intervals unadjusted).
 # JOB "brglm": glm(binomial, method = "brglmFit", type = "AS_mean")        -> coef, vcov.
@@ -41,6 +42,12 @@ if (job == "emmeans") {
   put("mm_se", key, e$SE)
   put("mm_ci_low", key, e$asymp.LCL)
   put("mm_ci_high", key, e$asymp.UCL)
+  er <- as.data.frame(summary(emmeans(regrid(ref_grid(fit)), ~ dataset_type * category),
+                               infer = c(TRUE, FALSE)))
+  key <- paste(er$dataset_type, er$category, sep = "|")
+  put("mmr_estimate", key, er$prob)
+  put("mmr_se", key, er$SE)
+  put("mmr_ci_low", key, er$asymp.LCL)
   pr <- pairs(regrid(emmeans(fit, ~ dataset_type | category)))
   ci <- as.data.frame(summary(pr, by = NULL, adjust = "none", infer = c(TRUE, TRUE)))
   holm <- as.data.frame(summary(pr, by = NULL, adjust = "holm"))
