@@ -4,7 +4,8 @@ Reference grid: every combination of the levels of the model's factors (whether
 or not it occurs in the data), numeric covariates at their mean over the fitted
 rows; x_k is the design row of grid row k.  The marginal mean of a cell of ``by``
 (e.g. dataset type x category) averages the linear predictor with equal weight
-over the K grid rows of that cell -- the other factors' levels -- and
+over the K grid rows of that cell -- the other factors' levels (a nested factor, such as dataset
+within dataset type, only over the levels inside its nesting level) -- and
 back-transforms it:
 
     eta = (1 / K) sum_k x_k' b = xbar' b,      m = expit(eta),
@@ -91,7 +92,9 @@ def reference_grid(fit: GEEResult) -> ReferenceGrid:
 
     Notes
     -----
-    emmeans' ``ref_grid`` with ``cov.reduce = mean``.
+    emmeans' ``ref_grid`` with ``cov.reduce = mean``.  A factor nested in another
+    (each ``dataset`` has one ``dataset_type``) keeps only its observed pairs with
+    it, as emmeans' automatic nesting detection does.
 
     References
     ----------
@@ -103,6 +106,10 @@ def reference_grid(fit: GEEResult) -> ReferenceGrid:
     numeric = [v for v in f.variables if v not in fit.levels]
     combos = list(itertools.product(*(fit.levels[v] for v in factors)))
     rows = pd.DataFrame(combos, columns=factors)
+    for inner, outer in _nesting(fit, factors):
+        seen = set(map(tuple, fit.grid[[inner, outer]].drop_duplicates().to_numpy()))
+        pairs = zip(rows[inner], rows[outer], strict=True)
+        rows = rows[[pair in seen for pair in pairs]].reset_index(drop=True)
     weights = fit.grid["n"].to_numpy(dtype=float)
     for v in numeric:
         rows[v] = float(np.average(fit.grid[v].to_numpy(dtype=float), weights=weights))
@@ -110,6 +117,19 @@ def reference_grid(fit: GEEResult) -> ReferenceGrid:
     pos = {n: k for k, n in enumerate(names)}
     x = x_full[:, [pos[n] for n in fit.params.index]]
     return ReferenceGrid(rows, x, x_full)
+
+
+def _nesting(fit: GEEResult, factors: Sequence[str]) -> list[tuple[str, str]]:
+    """Pairs (inner, outer): each level of inner occurs with one level of outer only."""
+    out = []
+    for inner in factors:
+        for outer in factors:
+            n_in, n_out = len(fit.levels[inner]), len(fit.levels[outer])
+            if inner == outer or n_out < 2 or n_in <= n_out:
+                continue
+            if (fit.grid.groupby(inner)[outer].nunique() == 1).all():
+                out.append((inner, outer))
+    return out
 
 
 def _check_by(fit: GEEResult, by: Sequence[str]) -> list[str]:
