@@ -22,7 +22,7 @@ gee_coefficients.csv               GEE coefficients, robust SE, z, p, 95 % inter
 wald_type2.csv / wald_type3.csv    Wald chi-square per term: term, dof, chi2, p_value
 marginal_means.csv                 estimated marginal agreement per type x category
 contrasts.csv                      objective - subjective per category, Holm-adjusted
-separation.csv                     cells with a constant response set aside
+separation.csv                     cells with a constant response (kept, bias-reduced fit)
 =================================  =====================================================
 """
 

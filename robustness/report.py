@@ -371,7 +371,7 @@ def _report_tables(result: Any) -> dict[str, tuple[str, pd.DataFrame]]:
         ("marginal_means", "Estimated marginal agreement (delta-method 95% CI)"),
         ("contrasts", "Objective - subjective contrasts per category (Holm)"),
         ("pss", "PSS (ProSA) per model, dataset, category and score"),
-        ("separation", "Cells with constant agreement, set aside before the fit"),
+        ("separation", "Cells with constant agreement, kept by a bias-reduced fit"),
     ):
         frame = result.tables.get(name)
         if frame is not None:
