@@ -173,19 +173,20 @@ def solve_gee(
     Grouped logistic data, independence: the plain solution is statsmodels' GLM.
 
     >>> import numpy as np, statsmodels.api as sm
-    >>> x = np.array([[1.0, 0.0], [1.0, 1.0]])
-    >>> cells = Cells(x, np.array([0, 1]), np.array([0, 1]), np.array([10.0, 10.0]),
-    ...               np.array([3.0, 8.0]), np.array([3.0, 8.0]), 2)
-    >>> fit = solve_gee(cells, corstr="independence")
-    >>> glm = sm.GLM(np.c_[[3, 8], [7, 2]], x, family=sm.families.Binomial()).fit()
+    >>> x = np.array([[1.0, 0.0], [1.0, 1.0], [1.0, 2.0]])
+    >>> ys = np.array([3.0, 5.0, 8.0])
+    >>> one = np.arange(3)
+    >>> fit = solve_gee(Cells(x, one, one, np.full(3, 10.0), ys, ys, 3), corstr="independence")
+    >>> glm = sm.GLM(np.c_[ys, 10 - ys], x, family=sm.families.Binomial()).fit()
     >>> bool(np.allclose(fit.params, glm.params, rtol=1e-10))
     True
 
     With a separated row (10 of 10), the bias-reduced estimate is finite; for a
     saturated logistic model Firth's estimate is the logit of (y + 1/2) / (n + 1).
 
-    >>> sep = Cells(x, np.array([0, 1]), np.array([0, 1]), np.array([10.0, 10.0]),
-    ...             np.array([3.0, 10.0]), np.array([3.0, 10.0]), 2)
+    >>> two = np.arange(2)
+    >>> sep = Cells(x[:2], two, two, np.full(2, 10.0), np.array([3.0, 10.0]),
+    ...             np.array([3.0, 10.0]), 2)
     >>> br = solve_gee(sep, corstr="independence", bias_reduction=True)
     >>> p = np.array([3.5, 10.5]) / 11
     >>> bool(np.allclose(np.cumsum(br.params), np.log(p / (1 - p)), rtol=1e-10))
