@@ -145,3 +145,15 @@ def test_an_untestable_term_is_withheld_with_a_note():
     assert t.term.tolist() == ["(Intercept)", "b"]
     assert any("'a' withheld" in n for n in t.attrs["notes"])
     assert wald_test(beta, cov, np.eye(3)[[1]]).dof == 0
+
+
+def test_a_fully_aliased_term_is_withheld_not_nan():
+    # dataset determines dataset_type: after dataset, dataset_type has no estimable column.
+    t = synthetic_table(models=2, n_items=5, n_variants=3, seed=8, with_probs=False)
+    fit = gee(t, "agree ~ model + dataset + dataset_type + category")
+    assert fit.aliased == ["dataset_typesubjective"]
+    for kind in (2, 3):
+        w = fit.wald(kind)
+        assert "dataset_type" not in set(w.term)
+        assert np.isfinite(w.chi2).all() and (w.chi2 >= 0).all() and (w.dof > 0).all()
+    assert any("'dataset_type' withheld" in n and "aliased" in n for n in fit.notes)
