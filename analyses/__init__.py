@@ -9,7 +9,7 @@ is the reference prompt, not a perturbation category.
 >>> table = an.synthetic_table(models=2, n_items=10, seed=0)
 >>> fit = an.gee(table)      # agree ~ model + dataset_type * category + model:category
 >>> fit.wald(type=2).columns.tolist()
-['term', 'df', 'chi2', 'p_value']
+['term', 'dof', 'chi2', 'p_value']
 """
 
 from analyses.accuracy import accuracy, accuracy_drop

@@ -13,6 +13,11 @@ Only the distinct design rows are ever built: a long table has few of them
 over them (see :mod:`analyses.gee`).  Aliased columns are found the way R's
 pivoted QR finds them: a column is dropped when it lies in the span of the
 columns before it.
+
+References
+----------
+Chambers, J. M. & Hastie, T. J. (1992). Statistical Models in S, ch. 2 (model
+matrices and contrasts); R's ``model.matrix`` and ``contr.treatment`` / ``contr.sum``.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ import numpy as np
 import pandas as pd
 
 from analyses.formula import Formula
+
+__all__ = ["build_design", "independent_columns"]
 
 
 def _coding_matrix(levels: Sequence[object], kind: str) -> tuple[np.ndarray, list[str]]:
@@ -45,8 +52,41 @@ def build_design(
 ) -> tuple[np.ndarray, tuple[str, ...], tuple[int, ...]]:
     """The design matrix of ``rows`` (any values, usually the distinct ones).
 
-    ``levels`` gives the ordered levels of each factor; variables not in it are
-    numeric.  Returns ``(X, column names, term index per column)``.
+    Parameters
+    ----------
+    formula
+        The parsed formula.
+    rows
+        One row per observation (or per distinct combination) with the variables.
+    levels
+        The ordered levels of each factor; variables not in it are numeric.
+    coding
+        ``'treatment'`` or ``'sum'``.
+
+    Returns
+    -------
+    (X, names, term_of)
+        The n x p matrix, the column names as R writes them, and the term index of
+        each column (-1 for the intercept).
+
+    Notes
+    -----
+    An interaction column is the product of its variables' coded columns, the first
+    variable varying fastest: x_{(j1, j2)} = c1_{j1} c2_{j2}.
+
+    References
+    ----------
+    Chambers & Hastie (1992), ch. 2.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from analyses.formula import parse_formula
+    >>> rows = pd.DataFrame({"a": ["p", "q"], "b": ["u", "v"]})
+    >>> x, names, _ = build_design(parse_formula("y ~ a * b"), rows,
+    ...                            {"a": ["p", "q"], "b": ["u", "v"]})
+    >>> names, x.tolist()
+    (('(Intercept)', 'aq', 'bv', 'aq:bv'), [[1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0]])
     """
     term_sets = [frozenset(t) for t in formula.terms]
     present = {frozenset()} | set(term_sets)
@@ -82,7 +122,28 @@ def build_design(
 
 
 def independent_columns(x: np.ndarray, tol: float = 1e-7) -> np.ndarray:
-    """Keep a column unless it lies in the span of the kept columns before it (R's rule)."""
+    """Keep a column unless it lies in the span of the kept columns before it (R's rule).
+
+    Returns
+    -------
+    numpy.ndarray
+        Boolean mask over the columns: True for the kept (estimable) ones.
+
+    Notes
+    -----
+    Gram-Schmidt with one re-orthogonalisation: column j is kept when the norm of its
+    residual on the kept columns exceeds ``tol`` times its own norm.
+
+    References
+    ----------
+    R's ``qr(x, LAPACK = FALSE)`` (LINPACK ``dqrdc2``, limited column pivoting).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> independent_columns(np.array([[1.0, 1, 2], [1, 0, 1]])).tolist()
+    [True, True, False]
+    """
     p = x.shape[1]
     keep = np.zeros(p, dtype=bool)
     basis = np.zeros((x.shape[0], 0))

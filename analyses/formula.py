@@ -8,6 +8,11 @@ variables inside a term follow their first appearance in the formula, so
 intercept is always present (``- 1`` / ``+ 0`` are refused: the Wald tests and
 marginal means here assume it).
 
+References
+----------
+Wilkinson, G. N. & Rogers, C. E. (1973). Symbolic description of factorial models
+for analysis of variance. Applied Statistics 22(3), 392-399.
+
 Example
 -------
 >>> from analyses.formula import parse_formula
@@ -20,6 +25,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+__all__ = ["Formula", "FormulaError", "parse_formula"]
 
 _TOKEN = re.compile(r"\s*(?:([A-Za-z_.][A-Za-z0-9_.]*)|(\d+)|(.))")
 
@@ -146,7 +153,26 @@ class _Parser:
 
 
 def parse_formula(text: str) -> Formula:
-    """Parse ``response ~ terms``; raise :class:`FormulaError` naming the fault and its place."""
+    """Parse ``response ~ terms``; raise :class:`FormulaError` naming the fault and its place.
+
+    Returns
+    -------
+    Formula
+        ``response``, ``variables`` (in order of appearance) and ``terms`` (R's order).
+
+    Notes
+    -----
+    ``a * b`` = ``a + b + a:b``; ``(a + b):c`` = ``a:c + b:c``; ``- t`` removes t.
+
+    References
+    ----------
+    Wilkinson & Rogers (1973).
+
+    Examples
+    --------
+    >>> parse_formula("y ~ a * b - a").labels
+    ['b', 'a:b']
+    """
     if not isinstance(text, str) or "~" not in text:
         raise FormulaError(f"formula {text!r} must read 'response ~ terms'.")
     lhs, rhs = text.split("~", 1)

@@ -1,28 +1,45 @@
-"""Estimated marginal means of a fitted GEE and objective - subjective contrasts.
+"""Estimated marginal means of a fitted GEE and objective - subjective contrasts, as emmeans.
 
-Marginal mean of a cell (by default a dataset type x category) is the model's
-predicted probability averaged with equal weight over the other factors of the
-formula (for the default formula: over the models) -- emmeans' reference grid,
-averaged on the probability scale:
+Reference grid: every combination of the levels of the model's factors (whether
+or not it occurs in the data), numeric covariates at their mean over the fitted
+rows; x_k is the design row of grid row k.  The marginal mean of a cell of ``by``
+(e.g. dataset type x category) averages the linear predictor with equal weight
+over the K grid rows of that cell -- the other factors' levels (a nested factor, such as dataset
+within dataset type, only over the levels inside its nesting level) -- and
+back-transforms it:
 
-    m = (1 / K) sum_k expit(x_k' b),     grad m = (1 / K) sum_k mu_k (1 - mu_k) x_k,
+    eta = (1 / K) sum_k x_k' b = xbar' b,      m = expit(eta),
+    se(eta) = sqrt(xbar' V xbar),              se(m) = m (1 - m) se(eta),
 
-with x_k the design rows of the K factor combinations present in the fitted
-rows of that cell (numeric covariates at their mean).  Its standard error is
-the delta method's sqrt(grad' V grad) with V the robust covariance.  The 95 %
-interval is built on the logit scale, logit(m) +- z se / (m (1 - m)), and
-transformed back, so that it stays inside (0, 1).  When separation or aliasing
-removed some combinations of a cell, the mean is over those left (column
-``n_averaged`` says how many).
+with V the robust covariance; the interval expit(eta -+ z se(eta)) is built on
+the link scale.  This is ``summary(emmeans(fit, ~ dataset_type * category,
+type = "response"))`` for a ``geeglm`` fit (asymptotic, df = Inf).  A mean whose
+xbar is not estimable (has a component in the null space of the full design, as
+emmeans' ``estimability`` check finds) is left out of the table, with a note in
+``attrs['notes']``.
 
-Contrasts: for each category, d = m(objective) - m(subjective) with se from
-grad d = grad m_obj - grad m_subj, z = d / se, two-sided normal p-values, and
-Holm's step-down adjustment over the categories tested.
+Contrasts per category: d = m(objective) - m(subjective), the difference of the
+back-transformed means, with se from the gradient
+m_o (1 - m_o) xbar_o - m_s (1 - m_s) xbar_s; z = d / se, two-sided normal p-values,
+the interval d -+ z se, and Holm's step-down adjustment over the categories:
+``summary(pairs(regrid(emmeans(fit, ~ dataset_type | category))), by = NULL,
+adjust = "holm")``.
+
+References
+----------
+Searle, S. R., Speed, F. M. & Milliken, G. A. (1980). Population marginal means in
+the linear model. The American Statistician 34(4), 216-221.
+Lenth, R. V. (2024). emmeans: Estimated Marginal Means, aka Least-Squares Means.
+R package; vignettes "basics" and "transformations" (regrid).
+Holm, S. (1979). A simple sequentially rejective multiple test procedure.
+Scandinavian Journal of Statistics 6(2), 65-70.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -37,73 +54,196 @@ from analyses.formula import Formula, parse_formula
 if TYPE_CHECKING:
     from analyses.gee import GEEResult
 
+__all__ = ["CONTRAST_COLUMNS", "marginal_means", "reference_grid", "type_contrasts"]
 
-def _cells(fit: GEEResult, by: Sequence[str]):
+CONTRAST_COLUMNS = [
+    "category",
+    "objective",
+    "subjective",
+    "difference",
+    "se",
+    "z",
+    "p_value",
+    "p_holm",
+    "ci_low",
+    "ci_high",
+]
+_ESTIMABLE_TOL = 1e-8
+
+
+@dataclass(frozen=True)
+class ReferenceGrid:
+    """The full reference grid: its rows, their design rows (kept columns) and estimability."""
+
+    rows: pd.DataFrame
+    x: np.ndarray
+    x_full: np.ndarray
+
+
+def reference_grid(fit: GEEResult) -> ReferenceGrid:
+    """Every combination of the model's factor levels, covariates at their mean.
+
+    Returns
+    -------
+    ReferenceGrid
+        ``rows`` (one per combination, first factor varying slowest), ``x`` (design
+        rows over the fitted coefficients) and ``x_full`` (over all columns,
+        aliased ones included, for the estimability check).
+
+    Notes
+    -----
+    emmeans' ``ref_grid`` with ``cov.reduce = mean``.  A factor nested in another
+    (each ``dataset`` has one ``dataset_type``) keeps only its observed pairs with
+    it, as emmeans' automatic nesting detection does.
+
+    References
+    ----------
+    Lenth (2024), emmeans vignette "basics".
+    """
     f = parse_formula(fit.formula)
     formula = Formula(f.text, f.response, f.variables, tuple(fit.terms))
+    factors = [v for v in f.variables if v in fit.levels]
+    numeric = [v for v in f.variables if v not in fit.levels]
+    combos = list(itertools.product(*(fit.levels[v] for v in factors)))
+    rows = pd.DataFrame(combos, columns=factors)
+    for inner, outer in _nesting(fit, factors):
+        seen = set(map(tuple, fit.grid[[inner, outer]].drop_duplicates().to_numpy()))
+        pairs = zip(rows[inner], rows[outer], strict=True)
+        rows = rows[[pair in seen for pair in pairs]].reset_index(drop=True)
+    weights = fit.grid["n"].to_numpy(dtype=float)
+    for v in numeric:
+        rows[v] = float(np.average(fit.grid[v].to_numpy(dtype=float), weights=weights))
+    x_full, names, _ = build_design(formula, rows, fit.levels, "treatment")
+    pos = {n: k for k, n in enumerate(names)}
+    x = x_full[:, [pos[n] for n in fit.params.index]]
+    return ReferenceGrid(rows, x, x_full)
+
+
+def _nesting(fit: GEEResult, factors: Sequence[str]) -> list[tuple[str, str]]:
+    """Pairs (inner, outer): each level of inner occurs with one level of outer only."""
+    out = []
+    for inner in factors:
+        for outer in factors:
+            n_in, n_out = len(fit.levels[inner]), len(fit.levels[outer])
+            if inner == outer or n_out < 2 or n_in <= n_out:
+                continue
+            if (fit.grid.groupby(inner)[outer].nunique() == 1).all():
+                out.append((inner, outer))
+    return out
+
+
+def _check_by(fit: GEEResult, by: Sequence[str]) -> list[str]:
     by = list(by)
-    grid = fit.grid
-    missing = [b for b in by if b not in grid.columns]
+    missing = [b for b in by if b not in fit.levels]
     if missing:
         raise ValueError(
-            f"marginal means by {missing!r}: not a factor of the fitted grid "
-            f"(available: {[c for c in grid.columns if c not in ('n', 'y_sum')]})."
+            f"marginal means by {missing!r}: not a factor of the model {fit.formula!r} "
+            f"(its factors: {list(fit.levels)})."
         )
-    factors = list(fit.levels)
-    numeric = [v for v in f.variables if v not in fit.levels]
-    pred = grid.copy()
-    for v in numeric:
-        pred[v] = float(np.average(pred[v].to_numpy(dtype=float), weights=pred["n"]))
-    cols = list(dict.fromkeys([*by, *factors]))
-    combos = pred.drop_duplicates(cols)[[*cols, *numeric]].reset_index(drop=True)
-    x_all, names, _ = build_design(formula, combos, fit.levels, "treatment")
-    pos = {n: k for k, n in enumerate(names)}
-    x = x_all[:, [pos[n] for n in fit.params.index]]
-    counts = grid.groupby(by, sort=True).agg(n_rows=("n", "sum"), y_sum=("y_sum", "sum"))
-    return combos, x, counts
+    return by
 
 
-def _estimates(fit: GEEResult, by: Sequence[str]):
-    combos, x, counts = _cells(fit, by)
-    beta = fit.params.to_numpy()
-    mu = expit(x @ beta)
-    rows, grads = [], []
-    for key, idx in combos.groupby(list(by), sort=True).indices.items():
+def _averaged(fit: GEEResult, by: Sequence[str]):
+    """Per cell of ``by``: key, xbar (kept and full columns), K, its grid rows; sorted."""
+    grid = reference_grid(fit)
+    out = []
+    for key, idx in grid.rows.groupby(list(by), sort=False).indices.items():
         key = key if isinstance(key, tuple) else (key,)
-        m = float(mu[idx].mean())
-        grad = ((mu[idx] * (1 - mu[idx]))[:, None] * x[idx]).mean(axis=0)
-        rows.append((key, m, len(idx)))
-        grads.append(grad)
-    return rows, np.array(grads), counts
+        xs = grid.x[idx]
+        xf = grid.x_full[idx]
+        out.append((key, xs.mean(axis=0), xf.mean(axis=0), len(idx), xs, xf))
+    order = {v: {lev: k for k, lev in enumerate(fit.levels[v])} for v in by}
+    out.sort(key=lambda r: tuple(order[v][k] for v, k in zip(by, r[0], strict=True)))
+    return out
+
+
+def _estimable(fit: GEEResult, x_full: np.ndarray) -> bool:
+    if fit.null_basis.size == 0:
+        return True
+    scale = float(np.sum(x_full * x_full))
+    return float(np.sum((x_full @ fit.null_basis) ** 2)) <= _ESTIMABLE_TOL * max(scale, 1.0)
 
 
 def marginal_means(
-    fit: GEEResult, by: Sequence[str] = ("dataset_type", "category"), level: float = 0.95
+    fit: GEEResult,
+    by: Sequence[str] = ("dataset_type", "category"),
+    level: float = 0.95,
+    scale: str = "link",
 ) -> pd.DataFrame:
-    """Estimated marginal probability per cell of ``by`` with delta-method intervals.
+    """Estimated marginal probability per cell of ``by``, as emmeans computes it.
 
-    Columns: the ``by`` columns, ``estimate``, ``se`` (delta method, robust
-    covariance), ``ci_low``, ``ci_high`` (logit-scale interval transformed back),
-    ``observed`` (raw mean of the response in the fitted rows), ``n_rows`` and
-    ``n_averaged`` (factor combinations averaged over).
+    Parameters
+    ----------
+    fit
+        A fitted :class:`~analyses.gee.GEEResult`.
+    by
+        Factors of the model to tabulate by; the others are averaged over.
+    level
+        Confidence level.
+    scale
+        ``'link'`` (emmeans' default: average the logits, then back-transform) or
+        ``'response'`` (average the probabilities of the grid rows, emmeans'
+        ``emmeans(regrid(ref_grid(fit)), ...)``; the interval is then m -+ z se).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The ``by`` columns, ``estimate`` (back-transformed mean), ``se`` (delta
+        method, robust covariance), ``ci_low``, ``ci_high`` (link-scale interval
+        back-transformed), ``observed`` (raw mean of the response in the fitted rows),
+        ``n_rows`` (fitted rows) and ``n_averaged`` (reference-grid rows averaged).
+        ``attrs['notes']`` names the cells left out as not estimable.
+
+    Notes
+    -----
+    m = expit(xbar' b), se = m (1 - m) sqrt(xbar' V xbar), xbar the mean design row
+    of the cell's reference-grid rows (module docstring).  With ``scale='response'``,
+    m = (1/K) sum_k expit(x_k' b) and grad m = (1/K) sum_k mu_k (1 - mu_k) x_k.  The
+    two differ most when a cell is near 0 or 1 (e.g. a separated cell): the logit
+    average is pulled towards the extreme cell.
+
+    References
+    ----------
+    Searle, Speed & Milliken (1980); Lenth (2024).
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from scipy.special import expit
     >>> from analyses import gee
     >>> from analyses.synthetic import synthetic_table
-    >>> mm = gee(synthetic_table(models=2, n_items=15, seed=4)).marginal_means()
-    >>> bool(((mm["ci_low"] < mm["estimate"]) & (mm["estimate"] < mm["ci_high"])).all())
+    >>> fit = gee(synthetic_table(models=2, n_items=15, seed=4), "agree ~ model + category")
+    >>> mm = marginal_means(fit, by=["category"]).set_index("category")
+    >>> b = fit.params
+    >>> eta = b["(Intercept)"] + b["modelmodel_2"] / 2      # the reference category
+    >>> bool(np.isclose(mm.loc[fit.levels["category"][0], "estimate"], expit(eta)))
     True
     """
-    rows, grads, counts = _estimates(fit, by)
+    by = _check_by(fit, by)
+    if scale not in ("link", "response"):
+        raise ValueError(f"scale must be 'link' or 'response', not {scale!r}.")
     v = fit.cov.to_numpy()
+    beta = fit.params.to_numpy()
     q = stats.norm.ppf(0.5 + level / 2)
-    out = []
-    for (key, m, k), g in zip(rows, grads, strict=True):
-        se = float(np.sqrt(g @ v @ g))
-        half = q * se / (m * (1 - m))
-        lo, hi = expit(np.log(m / (1 - m)) - half), expit(np.log(m / (1 - m)) + half)
-        c = counts.loc[key if len(key) > 1 else key[0]]
+    counts = fit.grid.groupby(by, sort=False).agg(n_rows=("n", "sum"), y_sum=("y_sum", "sum"))
+    out, notes = [], []
+    for key, xbar, xbar_full, k, xs, xs_full in _averaged(fit, by):
+        label = ", ".join(f"{b}={val}" for b, val in zip(by, key, strict=True))
+        rows = [xbar_full] if scale == "link" else list(xs_full)
+        if not all(_estimable(fit, r) for r in rows):
+            notes.append(f"marginal mean of {label} is not estimable (aliased design); left out.")
+            continue
+        if scale == "link":
+            eta = float(xbar @ beta)
+            se_eta = float(np.sqrt(max(xbar @ v @ xbar, 0.0)))
+            m, se = float(expit(eta)), float(expit(eta) * (1 - expit(eta)) * se_eta)
+            lo, hi = float(expit(eta - q * se_eta)), float(expit(eta + q * se_eta))
+        else:
+            mu = expit(xs @ beta)
+            g = ((mu * (1 - mu))[:, None] * xs).mean(axis=0)
+            m, se = float(mu.mean()), float(np.sqrt(max(g @ v @ g, 0.0)))
+            lo, hi = m - q * se, m + q * se
+        c = counts.loc[key if len(key) > 1 else key[0]] if key in _keys(counts) else None
         out.append(
             {
                 **dict(zip(by, key, strict=True)),
@@ -111,93 +251,103 @@ def marginal_means(
                 "se": se,
                 "ci_low": lo,
                 "ci_high": hi,
-                "observed": c["y_sum"] / c["n_rows"],
-                "n_rows": int(c["n_rows"]),
+                "observed": float(c["y_sum"] / c["n_rows"]) if c is not None else np.nan,
+                "n_rows": int(c["n_rows"]) if c is not None else 0,
                 "n_averaged": k,
             }
         )
-    return pd.DataFrame(out)
+    cols = [*by, "estimate", "se", "ci_low", "ci_high", "observed", "n_rows", "n_averaged"]
+    table = pd.DataFrame(out, columns=cols)
+    table.attrs["notes"] = notes
+    return table
+
+
+def _keys(counts: pd.DataFrame) -> set[tuple]:
+    return {k if isinstance(k, tuple) else (k,) for k in counts.index}
 
 
 def type_contrasts(fit: GEEResult, level: float = 0.95, by: str = "category") -> pd.DataFrame:
     """Objective - subjective difference of marginal means per ``by`` level, Holm-adjusted.
 
-    Columns: ``category, objective, subjective, difference, se, z, p_value,
-    p_holm, ci_low, ci_high`` (the interval is unadjusted, difference +- z se).
-    Categories present for only one dataset type are left out; the table is
-    empty when no term of the fitted model contains ``dataset_type``.
+    Parameters
+    ----------
+    fit
+        A fitted :class:`~analyses.gee.GEEResult` whose model has ``dataset_type``.
+    level
+        Confidence level of the (unadjusted) interval.
+    by
+        The factor the contrasts are made within.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``category, objective, subjective, difference, se, z, p_value, p_holm,
+        ci_low, ci_high``.  Empty when ``dataset_type`` is not a factor of the
+        model with two levels; a category whose mean is not estimable for a type is
+        left out.
+
+    Notes
+    -----
+    d = expit(eta_o) - expit(eta_s), grad d = m_o (1 - m_o) xbar_o - m_s (1 - m_s)
+    xbar_s, se = sqrt(grad' V grad), p_holm by Holm's step-down rule.
+
+    References
+    ----------
+    Lenth (2024), emmeans vignette "transformations" (``regrid``); Holm (1979).
 
     Examples
     --------
     >>> from analyses import gee
     >>> from analyses.synthetic import synthetic_table
     >>> c = gee(synthetic_table(models=2, n_items=15, seed=4)).contrasts()
-    >>> bool((c["p_holm"] >= c["p_value"]).all())
+    >>> mm = gee(synthetic_table(models=2, n_items=15, seed=4)).marginal_means()
+    >>> mm = mm.set_index(["dataset_type", "category"])["estimate"]
+    >>> r = c.iloc[0]
+    >>> bool(abs(r.difference - (mm[("objective", r.category)]
+    ...                          - mm[("subjective", r.category)])) < 1e-12)
     True
     """
-    in_model = any("dataset_type" in term for term in fit.terms)
-    if not in_model or fit.grid["dataset_type"].nunique() < 2:
-        return pd.DataFrame(
-            columns=[
-                by,
-                "objective",
-                "subjective",
-                "difference",
-                "se",
-                "z",
-                "p_value",
-                "p_holm",
-                "ci_low",
-                "ci_high",
-            ]
-        )
-    rows, grads, _ = _estimates(fit, ("dataset_type", by))
-    index = {key: k for k, (key, _, _) in enumerate(rows)}
-    est = {key: m for key, m, _ in rows}
+    cols = [by if c == "category" else c for c in CONTRAST_COLUMNS]
+    empty = pd.DataFrame(columns=cols)
+    types = fit.levels.get("dataset_type", [])
+    if by not in fit.levels or not {"objective", "subjective"} <= set(types):
+        return empty
+    est = {}
+    for key, xbar, xbar_full, *_ in _averaged(fit, ("dataset_type", by)):
+        if _estimable(fit, xbar_full):
+            m = float(expit(xbar @ fit.params.to_numpy()))
+            est[key] = (m, m * (1 - m) * xbar)
     v = fit.cov.to_numpy()
     q = stats.norm.ppf(0.5 + level / 2)
     out = []
-    for lev in sorted({key[1] for key in index}, key=str):
+    for lev in fit.levels[by]:
         a, b = ("objective", lev), ("subjective", lev)
-        if a not in index or b not in index:
+        if a not in est or b not in est:
             continue
-        g = grads[index[a]] - grads[index[b]]
-        d = est[a] - est[b]
-        se = float(np.sqrt(g @ v @ g))
+        d = est[a][0] - est[b][0]
+        g = est[a][1] - est[b][1]
+        se = float(np.sqrt(max(g @ v @ g, 0.0)))
         z = d / se if se > 0 else np.nan
         out.append(
             {
                 by: lev,
-                "objective": est[a],
-                "subjective": est[b],
+                "objective": est[a][0],
+                "subjective": est[b][0],
                 "difference": d,
                 "se": se,
                 "z": z,
-                "p_value": float(2 * stats.norm.sf(abs(z))),
+                "p_value": float(2 * stats.norm.sf(abs(z))) if se > 0 else np.nan,
                 "ci_low": d - q * se,
                 "ci_high": d + q * se,
             }
         )
+    if not out:
+        return empty
     res = pd.DataFrame(out)
-    if res.empty:
-        return pd.DataFrame(
-            columns=[
-                by,
-                "objective",
-                "subjective",
-                "difference",
-                "se",
-                "z",
-                "p_value",
-                "p_holm",
-                "ci_low",
-                "ci_high",
-            ]
-        )
     p = res["p_value"].to_numpy(dtype=float)
     holm = np.full(p.size, np.nan)
     ok = np.isfinite(p)
     if ok.any():
         holm[ok] = multipletests(p[ok], method="holm")[1]
-    res.insert(7, "p_holm", holm)
-    return res
+    res["p_holm"] = holm
+    return res[cols]

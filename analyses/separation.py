@@ -5,9 +5,17 @@ has no finite estimate: the coefficient runs off to +-infinity and, in GEE,
 the sandwich collapses to standard errors near 0 while the fit still reports
 convergence.  Neither geepack nor statsmodels says so.  Before a fit, every
 cell of every factor term of the formula (a level of ``model``; a
-``model x category`` combination; ...) is checked; the rows of separated cells
-are set aside and the check repeats until no cell is separated (setting rows
-aside can separate a coarser cell).  The cells are reported by name.
+``model x category`` combination; ...) is checked, and the check repeats on the
+rows of the cells not yet found (a coarser cell can be separated once a finer
+one is accounted for).  The cells are reported by name; :func:`analyses.gee.gee`
+keeps them in the model and solves the bias-reduced equation of
+:mod:`analyses.gee_solver` instead (Firth 1993), so that every estimate is finite.
+
+References
+----------
+Albert, A. & Anderson, J. A. (1984). On the existence of maximum likelihood
+estimates in logistic regression models. Biometrika 71(1), 1-10.
+Firth, D. (1993). Bias reduction of maximum likelihood estimates. Biometrika 80(1), 27-38.
 """
 
 from __future__ import annotations
@@ -19,6 +27,8 @@ import pandas as pd
 
 from analyses._data import codes
 
+__all__ = ["COLUMNS", "find_separation"]
+
 COLUMNS = ["term", "cell", "n_rows", "value"]
 
 
@@ -27,7 +37,7 @@ def find_separation(
     factors: pd.DataFrame,
     terms: Sequence[Sequence[str]],
 ) -> tuple[np.ndarray, pd.DataFrame]:
-    """Rows to keep and the separated cells.
+    """The separated cells of a binary outcome, and the rows outside them.
 
     Parameters
     ----------
@@ -42,8 +52,18 @@ def find_separation(
     Returns
     -------
     (keep, cells)
-        ``keep`` is a boolean mask over rows; ``cells`` has columns
-        ``term, cell, n_rows, value`` (``value`` is the constant outcome, 0 or 1).
+        ``keep`` is a boolean mask over rows, False on the rows of separated cells;
+        ``cells`` has columns ``term, cell, n_rows, value`` (``value`` is the
+        constant outcome, 0 or 1).
+
+    Notes
+    -----
+    A cell g of a term is separated when sum_{j in g} y_j is 0 or n_g
+    (quasi-complete separation along that cell's indicator).
+
+    References
+    ----------
+    Albert & Anderson (1984).
 
     Examples
     --------

@@ -5,8 +5,10 @@
 # TABLE.csv is a long table (model, dataset, dataset_type, item_id, category, variant_id,
 # answer, valid).  This script derives the per-row `agree` flag itself (majority of the
 # prompt set of model x dataset x item x category over valid rows; ties go to the original
-# prompt's answer when it is among the modes, else to the smallest index), then fits
+# prompt's answer when it is among the modes, else to the smallest index), then fits the
+# type model and the dataset model (Kamal et al. 2026, Table 3)
 #   agree ~ model + dataset_type * category + model:category
+#   agree ~ model + dataset * category + model:category      (quantities prefixed dataset_)
 # by geeglm(binomial, exchangeable) with clusters = item (dataset + item_id) and = model x item,
 # rows sorted by cluster, in treatment and in sum-to-zero coding, and runs
 # car::Anova(type = 2 / 3, test.statistic = "Wald").  Factor levels are sorted in C-locale
@@ -46,8 +48,13 @@ d$set_n <- as.integer(set_size[set_key])
 
 m <- d[d$category != "original" & d$set_n >= 2, ]
 lev <- function(x) sort(unique(x), method = "radix")
-for (v in c("model", "dataset_type", "category")) m[[v]] <- factor(m[[v]], levels = lev(m[[v]]))
-form <- agree ~ model + dataset_type * category + model:category
+for (v in c("model", "dataset", "dataset_type", "category")) {
+  m[[v]] <- factor(m[[v]], levels = lev(m[[v]]))
+}
+forms <- list(
+  list(prefix = "", form = agree ~ model + dataset_type * category + model:category),
+  list(prefix = "dataset_", form = agree ~ model + dataset * category + model:category)
+)
 
 out <- list()
 put <- function(cluster, quantity, name, value) {
@@ -61,24 +68,27 @@ for (cl in c("item", "model_item")) {
   s$cluster_id <- factor(s$cluster_id, levels = unique(s$cluster_id))
   put(cl, "n_obs", "", nrow(s))
   put(cl, "n_agree", "", sum(s$agree))
-  for (coding in c("treatment", "sum")) {
-    options(contrasts = if (coding == "treatment") c("contr.treatment", "contr.poly")
-                        else c("contr.sum", "contr.poly"))
-    fit <- geeglm(form, id = cluster_id, data = s, family = binomial, corstr = "exchangeable",
-                  control = geese.control(epsilon = 1e-12, maxit = 200))
-    co <- summary(fit)$coefficients
-    put(cl, paste0("coef_", coding), rownames(co), co[, "Estimate"])
-    put(cl, paste0("se_", coding), rownames(co), co[, "Std.err"])
-    if (coding == "treatment") {
-      put(cl, "alpha", "", fit$geese$alpha)
-      put(cl, "scale", "", fit$geese$gamma)
-      a2 <- Anova(fit, type = 2, test.statistic = "Wald")
-      put(cl, "wald2_chi2", rownames(a2), a2[, "Chisq"])
-      put(cl, "wald2_df", rownames(a2), a2[, "Df"])
-    } else {
-      a3 <- Anova(fit, type = 3, test.statistic = "Wald")
-      put(cl, "wald3_chi2", rownames(a3), a3[, "Chisq"])
-      put(cl, "wald3_df", rownames(a3), a3[, "Df"])
+  for (f in forms) {
+    q <- function(name) paste0(f$prefix, name)
+    for (coding in c("treatment", "sum")) {
+      options(contrasts = if (coding == "treatment") c("contr.treatment", "contr.poly")
+                          else c("contr.sum", "contr.poly"))
+      fit <- geeglm(f$form, id = cluster_id, data = s, family = binomial,
+                    corstr = "exchangeable", control = geese.control(epsilon = 1e-12, maxit = 200))
+      co <- summary(fit)$coefficients
+      put(cl, q(paste0("coef_", coding)), rownames(co), co[, "Estimate"])
+      put(cl, q(paste0("se_", coding)), rownames(co), co[, "Std.err"])
+      if (coding == "treatment") {
+        put(cl, q("alpha"), "", fit$geese$alpha)
+        put(cl, q("scale"), "", fit$geese$gamma)
+        a2 <- Anova(fit, type = 2, test.statistic = "Wald")
+        put(cl, q("wald2_chi2"), rownames(a2), a2[, "Chisq"])
+        put(cl, q("wald2_df"), rownames(a2), a2[, "Df"])
+      } else {
+        a3 <- Anova(fit, type = 3, test.statistic = "Wald")
+        put(cl, q("wald3_chi2"), rownames(a3), a3[, "Chisq"])
+        put(cl, q("wald3_df"), rownames(a3), a3[, "Df"])
+      }
     }
   }
 }
