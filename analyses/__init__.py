@@ -28,8 +28,9 @@ from analyses.pipeline import AnalysisResult, analyze, analyze_path
 from analyses.posix import PosixResult, posix, posix_from_runner, posix_table
 from analyses.pss import pss, pss_items, summarize_pss
 from analyses.separation import find_separation
-from analyses.spread import ThompsonResult, format_accuracy, format_spread, thompson_search
+from analyses.spread import format_accuracy, format_spread
 from analyses.synthetic import synthetic_table
+from analyses.thompson import ThompsonResult, thompson_search
 from analyses.wald import wald_type2, wald_type3
 
 __all__ = [

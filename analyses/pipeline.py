@@ -28,7 +28,6 @@ separation.csv                     cells with a constant response set aside
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 from dataclasses import dataclass, field
@@ -40,12 +39,12 @@ import pandas as pd
 
 from analyses._counts import prompt_sets
 from analyses._data import REFERENCE, correct_column, k_columns, load
-from analyses.accuracy import accuracy_loaded, drop_from
+from analyses.accuracy import _accuracy_drop
 from analyses.agreement import flips, items_frame, summarize_agreement
 from analyses.bootstrap import bootstrap_items
 from analyses.gee import DEFAULT_FORMULA, GEEResult, formula_columns, gee_loaded
-from analyses.paired import cochran_sets, mcnemar_loaded
-from analyses.pss import _item_scores, summarize_pss
+from analyses.paired import _cochran_q, _mcnemar
+from analyses.pss import _pss_items, summarize_pss
 from analyses.separation import COLUMNS as SEPARATION_COLUMNS
 from analyses.wald import COLUMNS as WALD_COLUMNS
 from robustness.table import TableError, read_table
@@ -253,8 +252,8 @@ def analyze(
     n_invalid = int((~valid).sum())
     if n_invalid:
         notes.append(
-            f"{n_invalid} of {len(t)} rows are invalid (valid == False) and were "
-            "excluded from every statistic."
+            f"{n_invalid} of {len(t)} rows are invalid (valid == False): excluded from "
+            "agreement, counted as wrong in accuracy, McNemar and PSS correctness."
         )
     if not (t["category"] == REFERENCE).any():
         notes.append(
@@ -284,7 +283,7 @@ def analyze(
             ]
         )
     tables["flip_rate"] = flips(ps)
-    pss_items_frame, k_source = _item_scores(ps)
+    pss_items_frame, k_source = _pss_items(ps)
     tables["pss"] = summarize_pss(pss_items_frame)
     if "ordinal" in set(pss_items_frame["score"]) and "lower bound" in k_source:
         notes.append(
@@ -292,7 +291,7 @@ def analyze(
             "is the largest answer in the dataset + 1, a lower bound."
         )
     if correct_column(t) is not None and (t["dataset_type"] == "objective").any():
-        tables["accuracy"] = drop_from(accuracy_loaded(t))
+        tables["accuracy"] = _accuracy_drop(ps)
     else:
         tables["accuracy"] = pd.DataFrame(
             columns=[
@@ -303,38 +302,15 @@ def analyze(
                 "n",
                 "n_invalid",
                 "valid_rate",
-                "accuracy_all",
+                "invalid",
                 "accuracy_original",
                 "drop",
             ]
         )
-    tables["cochran"] = cochran_sets(ps)
+    tables["cochran"] = _cochran_q(ps)
     models = sorted(pd.unique(t["model"]), key=str)
     outcome = "correct" if len(tables["accuracy"]) else "agree"
-    mc = [
-        mcnemar_loaded(t, a, b, outcome=outcome, ps=ps)
-        for a, b in itertools.combinations(models, 2)
-    ]
-    tables["mcnemar"] = (
-        pd.concat(mc, ignore_index=True)
-        if mc
-        else pd.DataFrame(
-            columns=[
-                "model_a",
-                "model_b",
-                "outcome",
-                "n_pairs",
-                "both",
-                "only_a",
-                "only_b",
-                "neither",
-                "chi2",
-                "dof",
-                "p_approx",
-                "p_exact",
-            ]
-        )
-    )
+    tables["mcnemar"] = _mcnemar(ps, outcome=outcome)
 
     fit: GEEResult | None = None
     try:

@@ -4,6 +4,9 @@
 many prompt formats and uses :func:`analyses.thompson_search` to find the best
 and the worst format within an evaluation budget, as FormatSpread (Sclar et al.
 2024) does: the spread between them is how much formatting alone moves accuracy.
+The default format is evaluated on every item first (the pilot that sets the
+prior), and the two formats found are re-evaluated on every item; neither is
+charged to the budget, and ``result.calls`` counts every model call.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from perturbations.base import study_rng
+from robustness.errors import StudyError
 from robustness.items import Item
 from robustness.prompts import Format, default_spec
 
@@ -42,14 +46,18 @@ def format_search(
     formats: Sequence[Format] | None = None,
     n_formats: int = 50,
     batch: int = 10,
+    pilot: int | None = None,
     chat: bool | None = None,
     seed: int = 0,
 ) -> Any:
     """Best and worst format for ``runner`` on objective ``items`` (a ThompsonResult).
 
-    ``formats`` defaults to :func:`sample_formats` (the default format first: its
-    accuracy on the first batch sets the prior mean, as in the paper). ``budget``
-    counts item evaluations over both searches.
+    ``formats`` defaults to :func:`sample_formats`, the default format first: its
+    accuracy on ``pilot`` items (all by default) sets the prior mean, as in the
+    paper.  ``budget`` counts item evaluations over both searches (half each);
+    the pilot and the final re-evaluation of the best and worst formats on every
+    item are outside it.  The result holds the in-search estimates, the
+    re-evaluated accuracies with Wilson intervals (``res.table()``) and ``res.calls``.
 
     Examples
     --------
@@ -57,14 +65,14 @@ def format_search(
     >>> from robustness.runners import make_runner
     >>> items = [i for i in rb.demo_items() if i.dataset_type == "objective"]
     >>> res = format_search(items, make_runner(), budget=300)
-    >>> res.best_format, res.spread
+    >>> res.best_format, res.spread, res.best_ci, res.calls
     """
-    from analyses.spread import thompson_search
+    from analyses.thompson import thompson_search
     from robustness.run import uses_chat
 
     pool = [i for i in items if i.answer is not None]
     if not pool:
-        raise ValueError("format_search needs objective items with a gold answer.")
+        raise StudyError("format_search needs objective items with a gold answer; none was given.")
     arms = list(formats) if formats is not None else sample_formats(n_formats, seed)
     use_chat = uses_chat(runner) if chat is None else chat
 
@@ -74,4 +82,6 @@ def format_search(
         scores = runner.score_options(prompts, [list(s.labels) for s in specs])
         return [float(sc.argmax == pool[int(i)].answer) for sc, i in zip(scores, idx, strict=True)]
 
-    return thompson_search(evaluate, arms, budget, batch, n_examples=len(pool), seed=seed)
+    return thompson_search(
+        evaluate, arms, budget, batch, n_examples=len(pool), pilot=pilot, seed=seed
+    )
