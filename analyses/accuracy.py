@@ -101,10 +101,12 @@ def accuracy(
     >>> t = pd.DataFrame({"model": "m", "dataset": "d", "dataset_type": "objective",
     ...     "item_id": ["a", "b", "c"], "category": "original", "variant_id": "o/0",
     ...     "answer": [1, 0, None], "gold": 1, "valid": [True, True, False]})
-    >>> accuracy(t)[["accuracy", "n", "n_invalid"]].values.tolist()
-    [[0.3333333333333333, 3, 1]]
-    >>> accuracy(t, invalid="drop")[["accuracy", "n", "n_invalid"]].values.tolist()
-    [[0.5, 2, 1]]
+    >>> r = accuracy(t).iloc[0]
+    >>> float(r["accuracy"]), int(r["n"]), int(r["n_invalid"])
+    (0.3333333333333333, 3, 1)
+    >>> r = accuracy(t, invalid="drop").iloc[0]
+    >>> float(r["accuracy"]), int(r["n"]), int(r["n_invalid"])
+    (0.5, 2, 1)
     """
     t = load(df, optional=("gold", "correct", *[c for c in by if c in df.columns]))
     return _accuracy(t, by, invalid)
