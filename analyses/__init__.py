@@ -2,8 +2,10 @@
 
 One function per statistic, a long table (pandas DataFrame) in and a DataFrame
 (or a small result object) out; each docstring cites its equation.  Rows with
-``valid == False`` are excluded everywhere and counted; category ``original``
-is the reference prompt, not a perturbation category.
+``valid == False`` are counted everywhere; agreement leaves them out, while
+accuracy, format spread, McNemar and PSS correctness score them as wrong unless
+``invalid='drop'``.  Category ``original`` is the reference prompt, not a
+perturbation category.
 
 >>> import analyses as an
 >>> table = an.synthetic_table(models=2, n_items=10, seed=0)

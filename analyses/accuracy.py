@@ -21,7 +21,7 @@ from analyses._counts import PromptSets
 from analyses._data import REFERENCE, correct_column, load
 from robustness.errors import StudyError, TableError
 
-__all__ = ["INVALID_RULES", "accuracy", "accuracy_drop", "correct_outcome"]
+__all__ = ["INVALID_RULES", "accuracy", "accuracy_drop", "check_invalid", "correct_outcome"]
 
 #: How an invalid answer is scored: counted as wrong, or left out.
 INVALID_RULES = ("wrong", "drop")

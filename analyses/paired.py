@@ -37,7 +37,7 @@ from analyses._data import REFERENCE, codes, load
 from analyses.accuracy import check_invalid, correct_outcome
 from robustness.errors import StudyError, TableError
 
-__all__ = ["COCHRAN_OUTCOMES", "MIN_ITEMS", "cochran_q", "mcnemar"]
+__all__ = ["COCHRAN_OUTCOMES", "MIN_ITEMS", "cochran_q", "cochran_statistics", "mcnemar"]
 
 COCHRAN_OUTCOMES = ("consistent", "majority_is_original")
 #: Fewest items (clusters) a test needs before it is computed.
@@ -89,9 +89,28 @@ def _thin(n_items: int, min_items: int) -> str:
 def cochran_statistics(x: np.ndarray, cluster: np.ndarray) -> dict[str, float]:
     """Cochran's Q and its cluster-robust version on a subjects x k matrix of 0/1.
 
-    ``cluster`` gives each subject's cluster (integer codes).  Returns ``q``,
-    ``dof``, ``p_value``, ``q_clustered``, ``dof_clustered``, ``p_value_clustered``
-    (NaN where the statistic is 0/0).
+    Parameters
+    ----------
+    x
+        Subjects x k conditions, 0/1, no missing value.
+    cluster
+        Each subject's cluster (any hashable codes).
+
+    Returns
+    -------
+    dict
+        ``q``, ``dof``, ``p_value`` (Cochran), ``q_clustered``, ``dof_clustered``,
+        ``p_value_clustered`` (cluster-robust); NaN where a statistic is 0/0.
+
+    Notes
+    -----
+    The formulas are in :func:`cochran_q`.
+
+    References
+    ----------
+    Cochran, W. G. (1950). Biometrika 37, 256-266; Boos, D. D. (1992). The American
+    Statistician 46, 327-333; Durkalski, V. L. et al. (2003). Statistics in Medicine 22,
+    2417-2428.
 
     Examples
     --------
@@ -279,7 +298,7 @@ def _cochran_q(
                 warnings.simplefilter("always")
                 res.update(cochran_statistics(x, cluster))
             res["note"] = "; ".join(str(w.message) for w in caught)
-        rates = x.mean(axis=0) if len(x) else np.full(1, np.nan)
+        rates = x.mean(axis=0) if x.size else np.full(1, np.nan)
         res["min_rate"] = float(rates.min())
         res["max_rate"] = float(rates.max())
         out.append(res)
@@ -476,7 +495,8 @@ def _mcnemar_frame(
     b, c = flat["only_a"], flat["only_b"]
     n = flat["both"] + b + c + flat["neither"]
     disc = b + c
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
         chi2 = np.where(disc > 0, (np.abs(b - c) - 1) ** 2 / disc, 0.0)
         p = np.where(disc > 0, stats.chi2.sf(chi2, 1), 1.0)
         exact = np.where(
@@ -488,6 +508,9 @@ def _mcnemar_frame(
     items = flat["items"].astype(np.int64)
     thin = items < min_items
     note = np.where(disc == 0, "no discordant pair: chi2 = 0, p = 1", "").astype(object)
+    if w:  # a library warning becomes a note, never a line on stderr
+        extra = "; ".join(dict.fromkeys(str(x.message) for x in w))
+        note = np.array([f"{x}; {extra}" if x else extra for x in note], dtype=object)
     note[thin] = [_thin(int(k), min_items) for k in items[thin]]
     for arr in (chi2, p, exact, chi2c, pc):
         arr[thin] = np.nan

@@ -88,6 +88,14 @@ def test_cochran_too_few_items_is_not_computed_and_prints_nothing():
     assert not np.isnan(cochran_q(sets_table(pattern), min_items=2).iloc[0]["q"])
 
 
+def test_cochran_without_any_value_says_so():
+    # One answer per set: 'consistent' is undefined everywhere, so no category has a value.
+    t = sets_table({"i1": {"a": True, "b": True}}).drop_duplicates(["item_id", "category"])
+    res = cochran_q(t).iloc[0]
+    assert res["n_categories"] == 0 and np.isnan(res["min_rate"])
+    assert res["note"] == "not computed: fewer than two categories"
+
+
 def test_cochran_majority_is_original_scores_a_tie_as_not_agreeing():
     # Category 'a': answers 1, 2 (a tie, the original 1 among the modes); 'b': 1, 1.
     rows = []
