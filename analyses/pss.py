@@ -208,6 +208,11 @@ def summarize_pss(items: pd.DataFrame) -> pd.DataFrame:
     Notes
     -----
     PSS = (1 / |I|) sum_i S_i over the items with an S_i (ProSA eq. 2).
+
+    References
+    ----------
+    Zhuo, J. et al. (2024). ProSA: Assessing and understanding the prompt
+    sensitivity of LLMs. Findings of EMNLP 2024.
     """
     keys = ["model", "dataset", "category", "score"]
     if "n_invalid" not in items.columns:

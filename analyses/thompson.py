@@ -31,8 +31,29 @@ P0_CAP = 0.99
 def prior_parameters(p0: float, b: float = 5.0) -> tuple[float, float]:
     """FormatSpread's prior Beta(a, b): b = 5 and a = max(b p0 / (1 - p0), 1.1).
 
-    The mean a / (a + b) is p0 unless the floor applies; the floor 1.1 keeps the
-    prior bell-shaped (a > 1) when p0 is small.  p0 is capped at :data:`P0_CAP`.
+    Parameters
+    ----------
+    p0
+        The prior mean: the original format's accuracy.
+    b
+        The prior's b (5 in FormatSpread).
+
+    Returns
+    -------
+    tuple of float
+        ``(a, b)``.
+
+    Notes
+    -----
+    a = max(b p0 / (1 - p0), 1.1).  The mean a / (a + b) is p0 unless the floor
+    applies; the floor keeps the prior bell-shaped (a > 1) when p0 is small.  p0
+    is capped at :data:`P0_CAP`.
+
+    References
+    ----------
+    Sclar, M., Choi, Y., Tsvetkov, Y., Suhr, A. (2024). Quantifying language models'
+    sensitivity to spurious features in prompt design. ICLR 2024 (and the authors'
+    code, ``ThompsonSamplingAlgorithmAmongPrompts``).
 
     Examples
     --------
@@ -48,10 +69,27 @@ def prior_parameters(p0: float, b: float = 5.0) -> tuple[float, float]:
 def wilson_interval(successes: float, n: float, level: float = 0.95) -> tuple[float, float]:
     """Wilson score interval for a binomial proportion (Wilson 1927).
 
+    Parameters
+    ----------
+    successes, n
+        Successes k and trials n.
+    level
+        Confidence level.
+
+    Returns
+    -------
+    tuple of float
+        ``(low, high)``; NaN for n = 0.
+
     Notes
     -----
     With p = k / n and z the normal quantile,
     (p + z^2 / 2n +- z sqrt(p (1 - p) / n + z^2 / 4n^2)) / (1 + z^2 / n).
+
+    References
+    ----------
+    Wilson, E. B. (1927). Probable inference, the law of succession, and statistical
+    inference. JASA 22, 209-212.
 
     Examples
     --------
