@@ -19,8 +19,16 @@ difference under the alternative and equals McNemar's uncorrected statistic
 the same construction for k categories (see :func:`cochran_q`), which is
 Durkalski's statistic for k = 2.
 
+Calibration under the null with item-level effects shared by an item's
+prompts (``bench/paired_calibration.py``, 1,000 replicates, 5 % level):
+McNemar on 30 (100) items x 8 prompts rejected 10.8 % (12.7 %) of the time,
+the clustered version 5.8 % (5.4 %); Cochran's Q pooled over 3 models of 30
+(100) items, 4 categories, rejected 12.2 % (14.2 %), the clustered version
+4.6 % (5.7 %); with one subject per item and no item effect both hold 4-5 %.
+
 A test on fewer than ``min_items`` items (default 10) is not computed: its
-statistics are NaN and ``note`` says why, with the count.
+statistics are NaN and ``note`` says why, with the count.  Library warnings
+are caught and become the ``note``, never a line on stderr.
 """
 
 from __future__ import annotations
