@@ -23,9 +23,10 @@ from analyses.agreement import (
     summarize_agreement,
 )
 from analyses.bootstrap import bootstrap_agreement, bootstrap_items
+from analyses.cochran import cochran_q
 from analyses.gee import DEFAULT_FORMULA, GEEResult, gee
 from analyses.marginal import marginal_means, type_contrasts
-from analyses.paired import cochran_q, mcnemar
+from analyses.paired import mcnemar
 from analyses.pipeline import AnalysisResult, analyze, analyze_path
 from analyses.posix import PosixResult, posix, posix_from_runner, posix_table
 from analyses.pss import pss, pss_items, summarize_pss

@@ -42,8 +42,9 @@ from analyses._data import REFERENCE, correct_column, k_columns, load
 from analyses.accuracy import _accuracy_drop
 from analyses.agreement import flips, items_frame, summarize_agreement
 from analyses.bootstrap import bootstrap_items
+from analyses.cochran import _cochran_q
 from analyses.gee import DEFAULT_FORMULA, GEEResult, formula_columns, gee_loaded
-from analyses.paired import _cochran_q, _mcnemar
+from analyses.paired import _mcnemar
 from analyses.pss import _pss_items, summarize_pss
 from analyses.separation import COLUMNS as SEPARATION_COLUMNS
 from analyses.wald import COLUMNS as WALD_COLUMNS

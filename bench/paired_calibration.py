@@ -16,7 +16,7 @@ import argparse
 import numpy as np
 from scipy import stats
 
-from analyses.paired import cochran_statistics
+from analyses.cochran import cochran_statistics
 
 
 def expit(x: np.ndarray) -> np.ndarray:

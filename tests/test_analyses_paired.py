@@ -21,7 +21,7 @@ from analyses import (
     cochran_q,
     mcnemar,
 )
-from analyses.paired import cochran_statistics
+from analyses.cochran import cochran_statistics
 from analyses.synthetic import synthetic_table
 
 
