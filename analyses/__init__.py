@@ -2,8 +2,10 @@
 
 One function per statistic, a long table (pandas DataFrame) in and a DataFrame
 (or a small result object) out; each docstring cites its equation.  Rows with
-``valid == False`` are excluded everywhere and counted; category ``original``
-is the reference prompt, not a perturbation category.
+``valid == False`` are counted everywhere; agreement leaves them out, while
+accuracy, format spread, McNemar and PSS correctness score them as wrong unless
+``invalid='drop'``.  Category ``original`` is the reference prompt, not a
+perturbation category.
 
 >>> import analyses as an
 >>> table = an.synthetic_table(models=2, n_items=10, seed=0)
@@ -21,15 +23,17 @@ from analyses.agreement import (
     summarize_agreement,
 )
 from analyses.bootstrap import bootstrap_agreement, bootstrap_items
+from analyses.cochran import cochran_q
 from analyses.gee import DEFAULT_FORMULA, GEEResult, gee
 from analyses.marginal import marginal_means, type_contrasts
-from analyses.paired import cochran_q, mcnemar
+from analyses.paired import mcnemar
 from analyses.pipeline import AnalysisResult, analyze, analyze_path
 from analyses.posix import PosixResult, posix, posix_from_runner, posix_table
 from analyses.pss import pss, pss_items, summarize_pss
 from analyses.separation import find_separation
-from analyses.spread import ThompsonResult, format_accuracy, format_spread, thompson_search
+from analyses.spread import format_accuracy, format_spread
 from analyses.synthetic import synthetic_table
+from analyses.thompson import ThompsonResult, thompson_search
 from analyses.wald import wald_type2, wald_type3
 
 __all__ = [

@@ -1,11 +1,13 @@
 """Accuracy per category and its drop against the original prompt (objective items).
 
-    accuracy(c) = (1 / n_c) sum_{valid rows r of category c} 1[answer_r = gold_r]
+    accuracy(c) = (1 / n_c) sum_{rows r of category c} 1[answer_r = gold_r]
     drop(c)     = accuracy(original) - accuracy(c)
 
-per model and dataset; a positive drop means the perturbation hurts.  Invalid
-rows are excluded (``n_invalid``) and ``valid_rate`` reports how many rows
-parsed; ``accuracy_all`` counts invalid rows as wrong, for readers who prefer that.
+per model and dataset; a positive drop means the perturbation hurts.  An invalid
+(unparseable) answer counts as wrong by default (``invalid='wrong'``), as in
+FormatSpread (Sclar et al. 2024) and ProSA (Zhuo et al. 2024); ``invalid='drop'``
+leaves invalid rows out of the denominator instead.  Either way ``n_invalid``
+counts them and ``valid_rate`` is the share of rows that parsed.
 """
 
 from __future__ import annotations
@@ -15,16 +17,82 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from analyses._counts import PromptSets
 from analyses._data import REFERENCE, correct_column, load
+from robustness.errors import StudyError, TableError
+
+__all__ = ["INVALID_RULES", "accuracy", "accuracy_drop", "check_invalid", "correct_outcome"]
+
+#: How an invalid answer is scored: counted as wrong, or left out.
+INVALID_RULES = ("wrong", "drop")
+
+COLUMNS = ["accuracy", "n", "n_invalid", "valid_rate", "invalid"]
+
+
+def check_invalid(invalid: str) -> None:
+    """Refuse an ``invalid`` rule other than ``'wrong'`` or ``'drop'``."""
+    if invalid not in INVALID_RULES:
+        raise StudyError(f"invalid must be 'wrong' or 'drop', not {invalid!r}.")
+
+
+def correct_outcome(t: pd.DataFrame, invalid: str = "wrong") -> tuple[np.ndarray, np.ndarray]:
+    """Correctness per row under the ``invalid`` rule, and which rows are invalid and scorable.
+
+    Returns ``(y, invalid_rows)``: ``y`` is 1.0 (correct), 0.0 (wrong) or NaN (not
+    scored: no gold, or invalid under ``'drop'``); ``invalid_rows`` marks the
+    invalid rows of items that have a gold answer (counted as ``n_invalid``).
+    A row has a gold answer when its ``gold`` is set or, in a table with only a
+    ``correct`` column, when its item is objective.
+    """
+    check_invalid(invalid)
+    y = correct_column(t)
+    if y is None:
+        raise TableError("correctness needs a 'correct' or a 'gold' column; the table has neither.")
+    valid = t["valid"].to_numpy(dtype=bool, na_value=False)
+    if "gold" in t.columns:
+        has_gold = t["gold"].notna().to_numpy()
+    else:
+        has_gold = (t["dataset_type"] == "objective").to_numpy() | ~np.isnan(y)
+    bad = has_gold & ~valid
+    if invalid == "wrong":
+        y = y.copy()
+        y[bad] = 0.0
+    return y, bad
 
 
 def accuracy(
-    df: pd.DataFrame, by: Sequence[str] = ("model", "dataset", "category")
+    df: pd.DataFrame,
+    by: Sequence[str] = ("model", "dataset", "category"),
+    invalid: str = "wrong",
 ) -> pd.DataFrame:
-    """Accuracy over valid rows of items with gold, per ``by`` group.
+    """Accuracy of items with a gold answer, per ``by`` group.
 
-    Columns: ``by``, ``accuracy``, ``n`` (valid rows scored), ``n_invalid``,
-    ``valid_rate``, ``accuracy_all`` (invalid rows counted wrong).
+    Parameters
+    ----------
+    df
+        Long table with ``gold`` (or ``correct``).
+    by
+        Grouping columns.
+    invalid
+        ``'wrong'`` (default): an invalid answer counts as wrong; ``'drop'``: it is
+        left out of the denominator.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``by`` columns, then ``accuracy``, ``n`` (rows in the denominator),
+        ``n_invalid`` (invalid rows of the group, whichever rule), ``valid_rate``
+        (share of the group's rows that parsed) and ``invalid`` (the rule used).
+
+    Notes
+    -----
+    accuracy = sum_r 1[answer_r = gold_r] / n, with n every row of the group
+    (``'wrong'``) or its valid rows (``'drop'``).
+
+    References
+    ----------
+    Sclar, M., Choi, Y., Tsvetkov, Y., Suhr, A. (2024). Quantifying language models'
+    sensitivity to spurious features in prompt design. ICLR 2024.
 
     Examples
     --------
@@ -33,47 +101,73 @@ def accuracy(
     >>> t = pd.DataFrame({"model": "m", "dataset": "d", "dataset_type": "objective",
     ...     "item_id": ["a", "b", "c"], "category": "original", "variant_id": "o/0",
     ...     "answer": [1, 0, None], "gold": 1, "valid": [True, True, False]})
-    >>> accuracy(t)[["accuracy", "n", "n_invalid", "accuracy_all"]].values.tolist()
-    [[0.5, 2.0, 1.0, 0.3333333333333333]]
+    >>> r = accuracy(t).iloc[0]
+    >>> float(r["accuracy"]), int(r["n"]), int(r["n_invalid"])
+    (0.3333333333333333, 3, 1)
+    >>> r = accuracy(t, invalid="drop").iloc[0]
+    >>> float(r["accuracy"]), int(r["n"]), int(r["n_invalid"])
+    (0.5, 2, 1)
     """
     t = load(df, optional=("gold", "correct", *[c for c in by if c in df.columns]))
-    return accuracy_loaded(t, by)
+    return _accuracy(t, by, invalid)
 
 
-def accuracy_loaded(
-    t: pd.DataFrame, by: Sequence[str] = ("model", "dataset", "category")
+def _accuracy(
+    ps: PromptSets | pd.DataFrame,
+    by: Sequence[str] = ("model", "dataset", "category"),
+    invalid: str = "wrong",
 ) -> pd.DataFrame:
-    """:func:`accuracy` on a table already checked by ``load`` (used by the pipeline)."""
-    y = correct_column(t)
-    if y is None:
-        raise ValueError("accuracy needs a 'correct' or a 'gold' column.")
+    """:func:`accuracy` on prompt sets (or a table) already checked by ``load``."""
+    t = ps.table if isinstance(ps, PromptSets) else ps
     for c in by:
         if c not in t.columns:
-            raise ValueError(f"accuracy: the table has no column {c!r}.")
-    valid = t["valid"].to_numpy(dtype=bool, na_value=False)
-    gold_known = ~np.isnan(y) | (~valid & (t["dataset_type"] == "objective").to_numpy())
-    frame = t.loc[gold_known, list(by)].astype(object)
-    frame["_y"] = y[gold_known]
-    frame["_inv"] = ~valid[gold_known]
-    g = frame.groupby(list(by), sort=True)
-    out = g.agg(
-        accuracy=("_y", "mean"),
-        n=("_y", "count"),
-        n_invalid=("_inv", "sum"),
-        rows=("_inv", "size"),
-        correct=("_y", "sum"),
-    ).reset_index()
+            raise TableError(f"accuracy: the table has no column {c!r}.")
+    y, bad = correct_outcome(t, invalid)
+    has_gold = ~np.isnan(y) | bad
+    frame = t.loc[has_gold, list(by)].astype(object)
+    frame["_y"] = y[has_gold]
+    frame["_inv"] = bad[has_gold]
+    out = (
+        frame.groupby(list(by), sort=True)
+        .agg(
+            accuracy=("_y", "mean"),
+            n=("_y", "count"),
+            n_invalid=("_inv", "sum"),
+            rows=("_inv", "size"),
+        )
+        .reset_index()
+    )
+    out["n"] = out["n"].astype(np.int64)
+    out["n_invalid"] = out["n_invalid"].astype(np.int64)
     out["valid_rate"] = 1 - out["n_invalid"] / out["rows"]
-    out["accuracy_all"] = out["correct"] / out["rows"]
-    return out[[*by, "accuracy", "n", "n_invalid", "valid_rate", "accuracy_all"]]
+    out["invalid"] = invalid
+    return out[[*by, *COLUMNS]]
 
 
-def accuracy_drop(df: pd.DataFrame) -> pd.DataFrame:
+def accuracy_drop(df: pd.DataFrame, invalid: str = "wrong") -> pd.DataFrame:
     """Accuracy per (model, dataset, category) and its drop from the original prompt.
 
-    Columns: ``model, dataset, category, accuracy, n, n_invalid, valid_rate,
-    accuracy_all, accuracy_original, drop`` with ``drop = accuracy_original -
-    accuracy``; the ``original`` rows themselves are not repeated.
+    Parameters
+    ----------
+    df
+        Long table with ``gold`` (or ``correct``) and ``original`` rows.
+    invalid
+        As in :func:`accuracy`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``model, dataset, category, accuracy, n, n_invalid, valid_rate, invalid,
+        accuracy_original, drop``; the ``original`` rows themselves are not repeated.
+
+    Notes
+    -----
+    drop(c) = accuracy(original) - accuracy(c), per model and dataset.
+
+    References
+    ----------
+    Zhuo, J. et al. (2024). ProSA: Assessing and understanding the prompt
+    sensitivity of LLMs. Findings of EMNLP 2024.
 
     Examples
     --------
@@ -86,11 +180,13 @@ def accuracy_drop(df: pd.DataFrame) -> pd.DataFrame:
     >>> float(accuracy_drop(t)["drop"].iloc[0])
     0.5
     """
-    return drop_from(accuracy(df, by=("model", "dataset", "category")))
+    t = load(df, optional=("gold", "correct"))
+    return _accuracy_drop(t, invalid)
 
 
-def drop_from(acc: pd.DataFrame) -> pd.DataFrame:
-    """The drop columns from :func:`accuracy` output by (model, dataset, category)."""
+def _accuracy_drop(ps: PromptSets | pd.DataFrame, invalid: str = "wrong") -> pd.DataFrame:
+    """:func:`accuracy_drop` on prompt sets (or a table) already checked by ``load``."""
+    acc = _accuracy(ps, ("model", "dataset", "category"), invalid)
     orig = acc[acc["category"] == REFERENCE][["model", "dataset", "accuracy"]]
     out = acc[acc["category"] != REFERENCE].merge(
         orig.rename(columns={"accuracy": "accuracy_original"}), on=["model", "dataset"], how="left"

@@ -71,7 +71,9 @@ def print_summary(res: AnalysisResult, console: Any = None) -> None:
     for col in ("model", "category", "objective", "subjective", "gap (95% CI)"):
         t.add_column(col, justify="left" if col in ("model", "category") else "right")
     for r in tab2.itertuples():
-        gap = "-" if np.isnan(r.gap) else f"{fmt(r.gap)} ({fmt(r.gap_ci_low)}, {fmt(r.gap_ci_high)})"
+        gap = (
+            "-" if np.isnan(r.gap) else f"{fmt(r.gap)} ({fmt(r.gap_ci_low)}, {fmt(r.gap_ci_high)})"
+        )
         t.add_row(_plain(r.model), _plain(r.category), fmt(r.objective), fmt(r.subjective), gap)
     con.print(t)
     _wald(

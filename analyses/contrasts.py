@@ -105,8 +105,9 @@ def contrast_rows(
         if cat in fit.index and min(n_obj, n_subj) >= min_items:
             for c in ("objective", "subjective", "difference", "se", "z", "p_value"):
                 row[c] = float(fit.at[cat, c])
-            row["ci_low"], row["ci_high"] = float(fit.at[cat, "ci_low"]), float(
-                fit.at[cat, "ci_high"]
+            row["ci_low"], row["ci_high"] = (
+                float(fit.at[cat, "ci_low"]),
+                float(fit.at[cat, "ci_high"]),
             )
         else:
             row["reason"] = _why_not(cat, pert, present, min_items)
@@ -153,9 +154,7 @@ def contrasts_by_model(
         except (RobustnessError, ValueError, FloatingPointError, np.linalg.LinAlgError) as exc:
             notes.append(f"per-model contrasts of {model!r}: the fit failed ({exc}).")
             c = pd.DataFrame(columns=CONTRAST_COLUMNS)
-        frames.append(
-            contrast_rows(c, items, families, min_items=min_items).assign(model=model)
-        )
+        frames.append(contrast_rows(c, items, families, min_items=min_items).assign(model=model))
     if not frames:
         return pd.DataFrame(columns=["model", *CONTRAST_COLUMNS]), notes
     out = pd.concat(frames, ignore_index=True)

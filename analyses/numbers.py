@@ -60,4 +60,4 @@ def fmt_dof(dof: Any) -> str:
     """Degrees of freedom as a whole number."""
     if is_missing(dof):
         return "-"
-    return str(int(round(float(dof))))
+    return str(round(float(dof)))

@@ -44,7 +44,6 @@ fragile_items.csv                       the least stable (model, item) pairs, ev
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import warnings
@@ -58,9 +57,10 @@ import pandas as pd
 
 from analyses._counts import prompt_sets
 from analyses._data import REFERENCE, correct_column, k_columns, load
-from analyses.accuracy import accuracy_loaded, drop_from
+from analyses.accuracy import _accuracy_drop
 from analyses.agreement import flips, items_frame
 from analyses.bootstrap import bootstrap_items
+from analyses.cochran import _cochran_q
 from analyses.comparison import (
     invalid_as_disagreement,
     invalid_gaps,
@@ -71,8 +71,8 @@ from analyses.comparison import (
 from analyses.contrasts import CONTRAST_COLUMNS, contrast_rows, contrasts_by_model
 from analyses.gee import GEEResult, formula_columns, gee_loaded
 from analyses.models import DATASET_FORMULA, TYPE_FORMULA, ModelFit, fit_models
-from analyses.paired import cochran_sets, mcnemar_loaded
-from analyses.pss import _item_scores, summarize_pss
+from analyses.paired import _mcnemar
+from analyses.pss import _pss_items, summarize_pss
 from analyses.summaries import confidence_sensitivity, dataset_means, flip_summary, fragile_items
 from robustness.errors import RobustnessError
 from robustness.names import FAMILY_ORDER
@@ -102,23 +102,9 @@ ACCURACY_COLUMNS = [
     "n",
     "n_invalid",
     "valid_rate",
-    "accuracy_all",
+    "invalid",
     "accuracy_original",
     "drop",
-]
-MCNEMAR_COLUMNS = [
-    "model_a",
-    "model_b",
-    "outcome",
-    "n_pairs",
-    "both",
-    "only_a",
-    "only_b",
-    "neither",
-    "chi2",
-    "dof",
-    "p_approx",
-    "p_exact",
 ]
 BOOTSTRAP_COLUMNS = [
     "dataset_type",
@@ -200,7 +186,7 @@ def _agreement_tables(t: pd.DataFrame, ps: Any, n_boot: int, seed: int) -> dict[
     return tables
 
 
-def _accuracy_tables(t: pd.DataFrame) -> dict[str, pd.DataFrame]:
+def _accuracy_tables(t: pd.DataFrame, ps: Any, min_items: int) -> dict[str, pd.DataFrame]:
     if correct_column(t) is None or not (t["dataset_type"] == "objective").any():
         return {
             "accuracy": pd.DataFrame(columns=ACCURACY_COLUMNS),
@@ -210,23 +196,16 @@ def _accuracy_tables(t: pd.DataFrame) -> dict[str, pd.DataFrame]:
 
     obj = t[(t["dataset_type"] == "objective") & t["category"].isin([REFERENCE, "formatting"])]
     return {
-        "accuracy": drop_from(accuracy_loaded(t)),
+        "accuracy": _accuracy_drop(ps),
         "format_accuracy": format_accuracy(obj, by=("model",), format_col="variant_id"),
     }
 
 
-def _paired_tables(t: pd.DataFrame, ps: Any, has_accuracy: bool) -> dict[str, pd.DataFrame]:
-    models = sorted(pd.unique(t["model"]), key=str)
+def _paired_tables(ps: Any, has_accuracy: bool, min_items: int) -> dict[str, pd.DataFrame]:
     outcome = "correct" if has_accuracy else "agree"
-    mc = [
-        mcnemar_loaded(t, a, b, outcome=outcome, ps=ps)
-        for a, b in itertools.combinations(models, 2)
-    ]
     return {
-        "cochran": cochran_sets(ps),
-        "mcnemar": pd.concat(mc, ignore_index=True)
-        if mc
-        else pd.DataFrame(columns=MCNEMAR_COLUMNS),
+        "cochran": _cochran_q(ps, min_items=min_items),
+        "mcnemar": _mcnemar(ps, outcome=outcome, min_items=min_items),
     }
 
 
@@ -359,12 +338,12 @@ def analyze(
             for r in gaps.itertuples()
         ]
         notes.extend(
-            f"{w}; compare with the sensitivity analysis (invalid answers counted as "
-            "disagreement)." for w in warn
+            f"{w}; compare with the sensitivity analysis (invalid answers counted as disagreement)."
+            for w in warn
         )
         tables["flip_rate"] = flips(ps)
         tables["flip_summary"] = flip_summary(tables["flip_rate"])
-        pss_items_frame, k_source = _item_scores(ps)
+        pss_items_frame, k_source = _pss_items(ps)
         tables["pss"] = summarize_pss(pss_items_frame)
         tables["pss_items"] = pss_items_frame
         if "ordinal" in set(pss_items_frame["score"]) and "lower bound" in k_source:
@@ -372,8 +351,8 @@ def analyze(
                 "PSS ordinal: some rows have neither n_options nor option_probs; their K "
                 "is the largest answer in the dataset + 1, a lower bound."
             )
-        tables.update(_accuracy_tables(t))
-        tables.update(_paired_tables(t, ps, len(tables["accuracy"]) > 0))
+        tables.update(_accuracy_tables(t, ps, min_items))
+        tables.update(_paired_tables(ps, len(tables["accuracy"]) > 0, min_items))
         conf, points = confidence_sensitivity(t, pss_items_frame, min_items=min_items)
         tables["confidence_sensitivity"] = conf
         tables["confidence_items"] = points

@@ -26,8 +26,12 @@ dataset plus one, which can only understate K and so overstate S_i.  A row is
 ordinal when its ``scale`` is ``'ordinal'``; without a ``scale`` value,
 subjective items are taken as ordinal and objective ones as nominal.
 
-Invalid rows are not prompts of the set.  Items with fewer than two valid
-prompts have no S_i and are left out of the mean (``n_items`` counts the rest).
+Invalid rows: for ``correctness`` an unparseable answer is a prompt of the set
+scored as wrong (``invalid='wrong'``, the default, as ProSA scores it) or is left
+out (``invalid='drop'``); for ``answer`` and ``ordinal`` it is never a prompt of
+the set (it has no answer to compare).  ``n_invalid`` counts the invalid rows of
+each set either way.  Sets with fewer than two scored prompts have no S_i and are
+left out of the mean (``n_items`` counts the rest).
 Category ``all`` pools every variant of an item, ``original`` included, as ProSA
 pools all its prompt templates.
 """
@@ -38,8 +42,11 @@ import numpy as np
 import pandas as pd
 
 from analyses._counts import PromptSets, count_pairs, prompt_sets
-from analyses._data import codes, correct_column, is_ordinal, k_columns, load, n_options
+from analyses._data import codes, is_ordinal, k_columns, load, n_options
+from analyses.accuracy import check_invalid, correct_outcome
 from robustness.table import TableError
+
+__all__ = ["SCORES", "pss", "pss_items", "set_scores", "summarize_pss"]
 
 SCORES = ("correctness", "answer", "ordinal")
 
@@ -53,7 +60,10 @@ def set_scores(
     k: np.ndarray,
     ordinal: np.ndarray,
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """S_i of every group for each score: ``{score: (n prompts, S_i)}``; NaN where undefined."""
+    """S_i of every group for each score: ``{score: (n prompts, S_i)}``; NaN where undefined.
+
+    ``correct`` is 1/0 per row, NaN where the row is not scored (its invalid rule applied).
+    """
     G = n_groups
     pairs = count_pairs(group[valid], answer[valid], G)
     n = np.bincount(pairs.group, weights=pairs.count, minlength=G)
@@ -66,7 +76,7 @@ def set_scores(
         out["answer"] = (n, np.where(ok, (n * n - sumsq) / 2.0 / n_pairs, np.nan))
         # correctness: k correct of m -> k (m - k) discordant pairs
         if correct is not None:
-            cv = valid & ~np.isnan(correct)
+            cv = ~np.isnan(correct)
             m = np.bincount(group[cv], minlength=G).astype(float)
             kk = np.bincount(group[cv], weights=correct[cv], minlength=G)
             mp = m * (m - 1) / 2.0
@@ -93,9 +103,12 @@ def set_scores(
     return out
 
 
-def _item_scores(ps: PromptSets) -> tuple[pd.DataFrame, str]:
+def _pss_items(ps: PromptSets, invalid: str = "wrong") -> tuple[pd.DataFrame, str]:
+    """:func:`pss_items` on prompt sets already built, with where K came from."""
+    check_invalid(invalid)
     t = ps.table
-    correct = correct_column(t)
+    has_gold = "gold" in t.columns or "correct" in t.columns
+    correct = correct_outcome(t, invalid)[0] if has_gold else None
     k, k_source = n_options(t)
     ordinal = is_ordinal(t)
     # per (model, item, category) and pooled per (model, item) as category 'all'
@@ -109,6 +122,7 @@ def _item_scores(ps: PromptSets) -> tuple[pd.DataFrame, str]:
         (item_code[ps.group], len(item_keys), item_keys),
     ):
         scores = set_scores(group, G, ps.answer, ps.valid, correct, k, ordinal)
+        n_bad = np.bincount(group[~ps.valid], minlength=G).astype(np.int64)
         for score in SCORES:
             if score not in scores:
                 continue
@@ -125,19 +139,42 @@ def _item_scores(ps: PromptSets) -> tuple[pd.DataFrame, str]:
                         "score": score,
                         "n_prompts": n[keep].astype(np.int64),
                         "s_i": s[keep],
+                        "n_invalid": n_bad[keep],
                     }
                 )
             )
     return pd.concat(frames, ignore_index=True), k_source
 
 
-def pss_items(df: pd.DataFrame) -> pd.DataFrame:
+def pss_items(df: pd.DataFrame, invalid: str = "wrong") -> pd.DataFrame:
     """S_i (ProSA eq. 1) of every item's prompt set, for each score.
 
-    One row per (model, dataset, item, category, score), including category
-    ``all`` (every variant of the item pooled): ``n_prompts`` (valid prompts
-    scored) and ``s_i`` (NaN when fewer than two).  ``correctness`` rows appear
-    for items with gold, ``ordinal`` rows for ordinal-scale items.
+    Parameters
+    ----------
+    df
+        Long table.
+    invalid
+        ``'wrong'`` (default): for ``correctness`` an invalid answer is a wrong
+        prompt of the set; ``'drop'``: it is left out.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (model, dataset, item, category, score), including category
+        ``all`` (every variant of the item pooled): ``model, dataset,
+        dataset_type, item_id, category, score``, ``n_prompts`` (prompts scored),
+        ``s_i`` (NaN when fewer than two) and ``n_invalid`` (invalid rows of the
+        set).  ``correctness`` rows appear for items with gold, ``ordinal`` rows
+        for ordinal-scale items.
+
+    Notes
+    -----
+    S_i = sum_{unordered pairs {p, q}} |Y(p) - Y(q)| / C(|P_i|, 2) (ProSA eq. 1).
+
+    References
+    ----------
+    Zhuo, J. et al. (2024). ProSA: Assessing and understanding the prompt
+    sensitivity of LLMs. Findings of EMNLP 2024.
 
     Examples
     --------
@@ -153,56 +190,95 @@ def pss_items(df: pd.DataFrame) -> pd.DataFrame:
     if not isinstance(df, pd.DataFrame):
         raise TableError(f"a long table must be a pandas DataFrame, not {type(df).__name__}.")
     t = load(df, optional=("gold", "correct", "scale", *k_columns(df)))
-    return _item_scores(prompt_sets(t))[0]
+    return _pss_items(prompt_sets(t), invalid)[0]
+
+
+PSS_COLUMNS = ["model", "dataset", "category", "score", "pss", "n_items", "sd"]
 
 
 def summarize_pss(items: pd.DataFrame) -> pd.DataFrame:
-    """PSS (ProSA eq. 2) per model x dataset x category x score from :func:`pss_items` output."""
+    """PSS (ProSA eq. 2) per model x dataset x category x score from :func:`pss_items` output.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``model, dataset, category, score, pss, n_items, sd, dataset_type,
+        n_invalid`` (invalid rows of the group's sets, those without S_i included).
+
+    Notes
+    -----
+    PSS = (1 / |I|) sum_i S_i over the items with an S_i (ProSA eq. 2).
+
+    References
+    ----------
+    Zhuo, J. et al. (2024). ProSA: Assessing and understanding the prompt
+    sensitivity of LLMs. Findings of EMNLP 2024.
+    """
+    keys = ["model", "dataset", "category", "score"]
+    if "n_invalid" not in items.columns:
+        items = items.assign(n_invalid=0)
     x = items[items["s_i"].notna()]
     if x.empty:
-        return pd.DataFrame(
-            columns=[
-                "model",
-                "dataset",
-                "category",
-                "score",
-                "pss",
-                "n_items",
-                "sd",
-                "dataset_type",
-            ]
-        )
+        return pd.DataFrame(columns=[*PSS_COLUMNS, "dataset_type", "n_invalid"])
+    bad = items.groupby(keys, sort=True)["n_invalid"].sum().rename("n_invalid")
     out = (
-        x.groupby(["model", "dataset", "category", "score"], sort=True)
+        x.groupby(keys, sort=True)
         .agg(
             pss=("s_i", "mean"),
             n_items=("s_i", "size"),
             sd=("s_i", "std"),
             dataset_type=("dataset_type", "first"),
         )
+        .join(bad, how="left")
         .reset_index()
     )
+    out["n_invalid"] = out["n_invalid"].astype(np.int64)
     out["_last"] = out["category"] == "all"
     out = out.sort_values(["model", "dataset", "_last", "category", "score"])
     return out.drop(columns="_last").reset_index(drop=True)
 
 
-def pss(df: pd.DataFrame) -> pd.DataFrame:
+def pss(df: pd.DataFrame, invalid: str = "wrong") -> pd.DataFrame:
     """Prompt sensitivity score (ProSA eq. 1-2) per model x dataset x category, and overall.
 
-    ``pss`` is the mean over items of S_i (see the module docstring for the
-    three scores).  Columns: ``model, dataset, category, score, pss, n_items,
-    sd, dataset_type``; ``category == 'all'`` is the overall score, every
-    variant of an item pooled into one prompt set.
+    Parameters
+    ----------
+    df
+        Long table.
+    invalid
+        How ``correctness`` scores an invalid answer: ``'wrong'`` (default, as
+        ProSA) or ``'drop'``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``model, dataset, category, score, pss, n_items, sd, dataset_type,
+        n_invalid``; ``category == 'all'`` is the overall score, every variant of
+        an item pooled into one prompt set.
+
+    Notes
+    -----
+    PSS = (1 / |I|) sum_i S_i, S_i = sum_{pairs {p, q}} |Y(p) - Y(q)| / C(|P_i|, 2)
+    (ProSA eq. 1-2; the module docstring gives the three outcomes Y).
+
+    References
+    ----------
+    Zhuo, J. et al. (2024). ProSA: Assessing and understanding the prompt
+    sensitivity of LLMs. Findings of EMNLP 2024.
 
     Examples
     --------
+    >>> import itertools, pandas as pd
     >>> from analyses import pss
-    >>> from analyses.synthetic import synthetic_table
-    >>> out = pss(synthetic_table(models=1, n_items=8, seed=0))
-    >>> sorted(out["score"].unique())
-    ['answer', 'correctness', 'ordinal']
-    >>> bool(out["pss"].between(0, 1).all())
-    True
+    >>> t = pd.DataFrame({"model": "m", "dataset": "d", "dataset_type": "objective",
+    ...     "item_id": "q", "category": "paraphrase", "variant_id": ["a", "b", "c"],
+    ...     "answer": [0, 1, None], "gold": 0, "valid": [True, True, False]})
+    >>> y = [1, 0, 0]                      # the invalid answer is wrong
+    >>> brute = sum(abs(a - b) for a, b in itertools.combinations(y, 2)) / 3
+    >>> r = pss(t).query("category == 'paraphrase' and score == 'correctness'").iloc[0]
+    >>> bool(r["pss"] == brute), int(r["n_invalid"])
+    (True, 1)
+    >>> float(pss(t, invalid="drop").query("score == 'correctness'")["pss"].iloc[0])
+    1.0
     """
-    return summarize_pss(pss_items(df))
+    return summarize_pss(pss_items(df, invalid))

@@ -165,7 +165,9 @@ def fragile_items(t: pd.DataFrame, items: pd.DataFrame, n: int = 5) -> pd.DataFr
     )
     frames = []
     for rank, r in enumerate(means.itertuples(index=False), start=1):
-        rows = t[(t["model"] == r.model) & (t["dataset"] == r.dataset) & (t["item_id"] == r.item_id)]
+        rows = t[
+            (t["model"] == r.model) & (t["dataset"] == r.dataset) & (t["item_id"] == r.item_id)
+        ]
         frame = rows[keep].reset_index(drop=True)
         if "answer" in frame.columns:
             frame["answer"] = frame["answer"].astype("Int64")

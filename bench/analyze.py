@@ -95,7 +95,7 @@ def worker(task: str, table_path: str, extra: str | None) -> dict:
     from analyses._data import k_columns, load
     from analyses.agreement import items_frame, summarize_agreement
     from analyses.gee import gee
-    from analyses.pss import _item_scores, summarize_pss
+    from analyses.pss import _pss_items, summarize_pss
 
     table = pd.read_parquet(table_path)
     out: dict = {"rows": len(table)}
@@ -110,7 +110,7 @@ def worker(task: str, table_path: str, extra: str | None) -> dict:
         out["validate_s"] = time.perf_counter() - t0
         ps = prompt_sets(t)
         summarize_agreement(items_frame(ps))
-        summarize_pss(_item_scores(ps)[0])
+        summarize_pss(_pss_items(ps)[0])
     elif task == "gee":
         fit = gee(table)
         w2, w3 = fit.wald(2), fit.wald(3)

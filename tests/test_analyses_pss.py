@@ -93,10 +93,23 @@ def test_nominal_items_get_no_ordinal_score_and_subjective_default_is_ordinal():
     assert set(nominal_subj.score) == {"answer"}
 
 
-def test_invalid_rows_are_not_prompts_and_singletons_have_no_score():
+def s_with(df, score, invalid):
+    r = pss_items(df, invalid=invalid)
+    r = r[(r.category == "framing") & (r.score == score)]
+    assert len(r) == 1
+    return float(r["s_i"].iloc[0]), int(r["n_invalid"].iloc[0])
+
+
+def test_invalid_answers_are_wrong_for_correctness_by_default():
+    # ProSA scores an unparseable answer as wrong: correct = 1, 0 (invalid), 0 -> 2 of 3 pairs.
     df = prompt_set([1, None, 0], gold=1)
-    assert s_of(df, "correctness") == pytest.approx(1.0)  # one pair, discordant
-    assert pss_items(prompt_set([1, None], gold=1))["s_i"].isna().all()
+    assert s_with(df, "correctness", "wrong") == (pytest.approx(2 / 3), 1)
+    assert s_with(df, "correctness", "drop") == (pytest.approx(1.0), 1)  # one pair, discordant
+    assert s_with(df, "answer", "wrong") == (pytest.approx(1.0), 1)  # answers: never a prompt
+    assert s_with(prompt_set([1, None], gold=1), "correctness", "wrong")[0] == 1.0
+    assert pss_items(prompt_set([1, None], gold=1), invalid="drop")["s_i"].isna().all()
+    out = pss(prompt_set([1, None, 0], gold=1)).query("category == 'framing'")
+    assert out.set_index("score")["n_invalid"].to_dict() == {"answer": 1, "correctness": 1}
 
 
 def test_pss_is_the_mean_over_items_and_all_pools_categories():
@@ -114,7 +127,8 @@ def test_pss_is_the_mean_over_items_and_all_pools_categories():
 
 def test_pss_agrees_with_brute_force_pairs_on_a_synthetic_table():
     t = synthetic_table(models=2, n_items=5, n_variants=4, seed=12)
-    items = pss_items(t).set_index(["model", "dataset", "item_id", "category", "score"])
+    keys = ["model", "dataset", "item_id", "category", "score"]
+    items = pss_items(t, invalid="drop").set_index(keys)
     for key, g in t[t.valid].groupby(["model", "dataset", "item_id", "category"]):
         ans = g["answer"].astype(int).tolist()
         if len(ans) < 2:
@@ -130,3 +144,14 @@ def test_pss_agrees_with_brute_force_pairs_on_a_synthetic_table():
             corr = g["correct"].astype(int).tolist()
             c = sum(corr[i] != corr[j] for i, j in pairs) / len(pairs)
             assert items.loc[(*key, "correctness"), "s_i"] == pytest.approx(c)
+    # invalid = 'wrong': every row of an item with gold is a prompt, the invalid ones wrong
+    wrong = pss_items(t).set_index(keys)
+    obj = t[t.dataset_type == "objective"]
+    for key, g in obj.groupby(["model", "dataset", "item_id", "category"]):
+        corr = (g["correct"].fillna(False).astype(bool) & g["valid"]).astype(int).tolist()
+        if len(corr) < 2:
+            continue
+        pairs = list(itertools.combinations(range(len(corr)), 2))
+        c = sum(corr[i] != corr[j] for i, j in pairs) / len(pairs)
+        assert wrong.loc[(*key, "correctness"), "s_i"] == pytest.approx(c)
+        assert wrong.loc[(*key, "correctness"), "n_invalid"] == (~g["valid"]).sum()

@@ -38,8 +38,29 @@ def test_the_search_finds_a_perfect_and_a_hopeless_format(demo):
     assert formats[0].casing == "title" and len(set(formats)) == 30
     assert any(f.casing == "upper" for f in formats)
     runner = FormatSensitive(items)
-    res = format_search(items, runner, budget=400, formats=formats, batch=8, chat=False, seed=3)
-    assert res.evaluations <= 400 and runner.calls == res.evaluations
+    seen = []
+    res = format_search(
+        items,
+        runner,
+        budget=400,
+        formats=formats,
+        batch=8,
+        chat=False,
+        seed=3,
+        progress=lambda name, done, total: seen.append((name, done, total)),
+    )
+    assert res.search_calls <= 400 and runner.calls == res.calls
+    assert res.pilot_calls == len(items)  # the default format on every item, outside the budget
+    assert res.calls == res.pilot_calls + res.search_calls + res.reevaluation_calls
     assert res.best_format.casing == "upper" and res.best_accuracy == 1.0
     assert res.worst_format.casing != "upper" and res.worst_accuracy == 0.0
     assert res.spread == 1.0
+    # both re-evaluated on every item, with Wilson intervals
+    table = res.table().set_index("role")
+    assert (table["n"] == len(items)).all()
+    assert table.loc["best", "ci_low"] < 1.0 == table.loc["best", "ci_high"]
+    # progress after every batch, ending at the number of calls
+    assert seen[-1] == ("format_search", res.calls, res.calls)
+    assert all(d <= t for _, d, t in seen) and [d for _, d, _ in seen] == sorted(
+        d for _, d, _ in seen
+    )

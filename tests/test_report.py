@@ -33,7 +33,7 @@ def report(tmp_path_factory):
     table = synthetic_table(models=2, n_items=10, seed=1)
     table["prompt"] = "Question: " + EVIL + "\nA. yes\nB. no\nAnswer:"
     table.loc[table["item_id"] == table["item_id"].iloc[0], "raw_output"] = EVIL
-    result = analyze(table, out, n_boot=100, quiet=True, families=['framing'])
+    result = analyze(table, out, n_boot=100, quiet=True, families=["framing"])
     meta = {
         "study": {
             "name": "unit <b>test</b>",

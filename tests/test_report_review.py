@@ -21,8 +21,7 @@ from robustness.report import figures, headline, write_report
 
 
 def reviewer_table() -> pd.DataFrame:
-    t = synthetic_table(models=["gen", "choice"], n_items=8, n_variants=3, seed=5,
-                        invalid_rate=0.0)
+    t = synthetic_table(models=["gen", "choice"], n_items=8, n_variants=3, seed=5, invalid_rate=0.0)
     t["mode"] = np.where(t["model"] == "gen", "generate", "choice")
     # subjective items have no option-order variant at all
     t = t[~((t["dataset_type"] == "subjective") & (t["category"] == "option_order"))]
@@ -50,8 +49,7 @@ def reviewer_table() -> pd.DataFrame:
 @pytest.fixture(scope="module")
 def reviewed(tmp_path_factory):
     out = tmp_path_factory.mktemp("review")
-    result = analyze(reviewer_table(), out, n_boot=200, quiet=True,
-                     families=list(FAMILY_ORDER))
+    result = analyze(reviewer_table(), out, n_boot=200, quiet=True, families=list(FAMILY_ORDER))
     paths = write_report(result, out, {})
     return out, result, paths["html"].read_text(), paths["md"].read_text()
 
@@ -67,8 +65,9 @@ def test_headline_is_like_for_like_per_model_with_intervals(reviewed):
     per_model = result.tables["agreement_by_model_type_category"]
     for model, g in per_model.groupby("model"):
         items = result.tables["agreement_items"]
-        mine = items[(items["model"] == model) & items["c_i"].notna()
-                     & items["category"].isin(h.families)]
+        mine = items[
+            (items["model"] == model) & items["c_i"].notna() & items["category"].isin(h.families)
+        ]
         expect = mine.loc[mine["dataset_type"] == "objective", "c_i"].mean()
         assert g.set_index("category").at["all", "objective"] == pytest.approx(expect)
     for text in (html, md):
@@ -77,7 +76,7 @@ def test_headline_is_like_for_like_per_model_with_intervals(reviewed):
 
 
 def test_per_model_tables_count_items(reviewed):
-    out, result, _, _ = reviewed
+    out, _result, _, _ = reviewed
     t2 = pd.read_csv(out / "tables" / "agreement_by_model_type_category.csv")
     assert set(t2["model"]) == {"gen", "choice"}
     assert (t2["n_items_objective"] <= 16).all()  # items, not model-by-item sets
@@ -88,11 +87,9 @@ def test_per_model_tables_count_items(reviewed):
 
 
 def test_invalid_answers_in_plain_view(reviewed):
-    out, result, html, md = reviewed
+    out, result, html, _md = reviewed
     rates = pd.read_csv(out / "tables" / "invalid_rates.csv")
-    gen = rates[(rates["model"] == "gen") & (rates["category"] == "all")].set_index(
-        "dataset_type"
-    )
+    gen = rates[(rates["model"] == "gen") & (rates["category"] == "all")].set_index("dataset_type")
     assert gen.at["subjective", "invalid_rate"] > 0.5 and gen.at["objective", "invalid_rate"] == 0
     assert gen.at["subjective", "ambiguous"] == gen.at["subjective", "n_invalid"]
     assert any("gen" in w for w in result.invalid_warnings)
@@ -115,7 +112,7 @@ def test_every_family_appears_with_a_value_or_a_reason(reviewed):
 
 
 def test_thin_cells_are_not_computed_and_warnings_become_notes(reviewed, capsys):
-    out, result, _, _ = reviewed
+    out, _result, _, _ = reviewed
     conf = pd.read_csv(out / "tables" / "confidence_sensitivity.csv")
     assert set(conf["model"]) == {"gen", "choice"}
     assert (conf["n_items"] >= 10).all() or conf["note"].str.startswith("not computed").any()
@@ -133,7 +130,7 @@ def md_tables(md: str) -> list[tuple[list[str], list[list[str]]]]:
         if line.startswith("|---") and i > 0:
             head = [c.strip().replace("\\", "") for c in lines[i - 1].strip("|").split("|")]
             rows = []
-            for row in lines[i + 1:]:
+            for row in lines[i + 1 :]:
                 if not row.startswith("|"):
                     break
                 rows.append([c.strip().replace("\\", "") for c in row.strip("|").split("|")])

@@ -79,8 +79,11 @@ def method_text(result: Any, meta: Mapping[str, Any]) -> list[str]:
             + f". Up to {study.get('n_variants')} variants per family and item, plus the "
             f"original prompt; seed {study.get('seed')}; {study.get('shots', 0)} few-shot "
             "exemplars"
-            + (f"; one instruction for every item: \u201c{study['instruction']}\u201d"
-               if study.get("instruction") else "")
+            + (
+                f"; one instruction for every item: \u201c{study['instruction']}\u201d"
+                if study.get("instruction")
+                else ""
+            )
             + "."
         )
         for m in study.get("models", []):
@@ -146,8 +149,10 @@ def build(
                 f"The paper beside the run: {p.title}",
                 [
                     Block(text=p.source),
-                    Block(table=frame, caption="Published figures and the run's (models pooled, "
-                                               "then each model)"),
+                    Block(
+                        table=frame,
+                        caption="Published figures and the run's (models pooled, then each model)",
+                    ),
                 ],
                 "paper",
             )
@@ -156,11 +161,17 @@ def build(
         Section(
             "Agreement (Table 2, like for like)",
             [
-                _table(result, "agreement_by_model_type_category",
-                       "Mean agreement C_i per model by dataset type and category, 95% "
-                       "item-bootstrap intervals; 'all' pools the families both types have"),
-                _table(result, "agreement_by_type_category",
-                       "The same with the models pooled (labelled pooled)"),
+                _table(
+                    result,
+                    "agreement_by_model_type_category",
+                    "Mean agreement C_i per model by dataset type and category, 95% "
+                    "item-bootstrap intervals; 'all' pools the families both types have",
+                ),
+                _table(
+                    result,
+                    "agreement_by_type_category",
+                    "The same with the models pooled (labelled pooled)",
+                ),
                 *fig("dataset_by_category"),
                 *fig("type_by_category"),
                 *fig("agreement_heatmap"),
@@ -172,18 +183,31 @@ def build(
         Section(
             "Models: GEE Wald tests, marginal means and contrasts",
             [
-                Block(table=_wald_pair(result, "wald_type2", "wald_type3"),
-                      caption=f"Type model ({result.formula}): Wald chi-square, Type II and III"),
-                Block(table=_wald_pair(result, "wald_dataset_type2", "wald_dataset_type3"),
-                      caption=f"Dataset model, Kamal et al. Table 3 ({result.dataset_formula}): "
-                              "Wald chi-square, Type II and III"),
-                _table(result, "marginal_means",
-                       "Estimated marginal agreement, type model (delta-method 95% CI)"),
-                _table(result, "contrasts",
-                       "Objective - subjective contrasts per family, type model (Holm); the "
-                       "reason where there is no value"),
-                _table(result, "contrasts_by_model",
-                       "The same, each model fitted on its own (agree ~ dataset_type * category)"),
+                Block(
+                    table=_wald_pair(result, "wald_type2", "wald_type3"),
+                    caption=f"Type model ({result.formula}): Wald chi-square, Type II and III",
+                ),
+                Block(
+                    table=_wald_pair(result, "wald_dataset_type2", "wald_dataset_type3"),
+                    caption=f"Dataset model, Kamal et al. Table 3 ({result.dataset_formula}): "
+                    "Wald chi-square, Type II and III",
+                ),
+                _table(
+                    result,
+                    "marginal_means",
+                    "Estimated marginal agreement, type model (delta-method 95% CI)",
+                ),
+                _table(
+                    result,
+                    "contrasts",
+                    "Objective - subjective contrasts per family, type model (Holm); the "
+                    "reason where there is no value",
+                ),
+                _table(
+                    result,
+                    "contrasts_by_model",
+                    "The same, each model fitted on its own (agree ~ dataset_type * category)",
+                ),
                 _table(result, "separation", "Cells with constant agreement (separation)"),
             ],
             "models",
@@ -194,14 +218,23 @@ def build(
         Section(
             "Invalid answers",
             [
-                Block(items=list(result.invalid_warnings) or [
-                    f"no model's invalid rate differs between the types by more than "
-                    f"{result.invalid_margin:.0%}"]),
-                Block(table=rates[rates["category"] == "all"] if len(rates) else rates,
-                      caption="Invalid answers per model and dataset type, by reason"),
-                _table(result, "contrasts_invalid_as_disagreement",
-                       "Sensitivity analysis: objective - subjective contrasts with every "
-                       "invalid answer counted as disagreeing (type model, Holm)"),
+                Block(
+                    items=list(result.invalid_warnings)
+                    or [
+                        f"no model's invalid rate differs between the types by more than "
+                        f"{result.invalid_margin:.0%}"
+                    ]
+                ),
+                Block(
+                    table=rates[rates["category"] == "all"] if len(rates) else rates,
+                    caption="Invalid answers per model and dataset type, by reason",
+                ),
+                _table(
+                    result,
+                    "contrasts_invalid_as_disagreement",
+                    "Sensitivity analysis: objective - subjective contrasts with every "
+                    "invalid answer counted as disagreeing (type model, Holm)",
+                ),
                 Block(table=rates, caption="Invalid answers per model, type and category"),
             ],
             "invalid",
@@ -210,18 +243,25 @@ def build(
     secs.append(
         Section(
             "Flip rates against the original prompt",
-            [_table(result, "flip_summary",
+            [
+                _table(
+                    result,
+                    "flip_summary",
                     "Mean share of a category's valid variants that change the original "
                     "prompt's answer, per model and dataset type (defined where agreement is "
-                    "not: a family with one variant per item)")],
+                    "not: a family with one variant per item)",
+                )
+            ],
             "flips",
         )
     )
     secs.append(
         Section(
             "Prompt sensitivity (PSS, ProSA)",
-            [*fig("pss_distribution"),
-             _table(result, "pss", "PSS per model, dataset, category and score")],
+            [
+                *fig("pss_distribution"),
+                _table(result, "pss", "PSS per model, dataset, category and score"),
+            ],
             "pss",
         )
     )
@@ -231,9 +271,12 @@ def build(
             [
                 *fig("format_accuracy"),
                 *fig("confidence_vs_pss"),
-                _table(result, "confidence_sensitivity",
-                       "Confidence vs sensitivity per model: Pearson r with n and p "
-                       f"(not computed below {result.min_items} items)"),
+                _table(
+                    result,
+                    "confidence_sensitivity",
+                    "Confidence vs sensitivity per model: Pearson r with n and p "
+                    f"(not computed below {result.min_items} items)",
+                ),
                 _table(result, "cochran", "Cochran's Q across categories per model and type"),
                 _table(result, "mcnemar", "McNemar between models"),
             ],
@@ -243,10 +286,14 @@ def build(
     secs.append(
         Section(
             "POSIX",
-            [Block(text="POSIX (Chatterjee et al. 2024) needs the log-likelihood of every "
-                        "response under every prompt of an item; this table holds none. "
-                        "Compute it with analyses.posix_from_runner on a model, or "
-                        "analyses.posix_table on stored pair scores.")],
+            [
+                Block(
+                    text="POSIX (Chatterjee et al. 2024) needs the log-likelihood of every "
+                    "response under every prompt of an item; this table holds none. "
+                    "Compute it with analyses.posix_from_runner on a model, or "
+                    "analyses.posix_table on stored pair scores."
+                )
+            ],
             "posix",
         )
     )

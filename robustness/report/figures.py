@@ -73,9 +73,7 @@ def type_by_category(cells: pd.DataFrame) -> Figure:
     cats = category_order([c for c in cells["category"] if c != "all"])
     if (cells["category"] == "all").any():
         cats.append("all")
-    fig = Figure(
-        figsize=(max(6.5, 0.8 * len(cats) + 2.5), 3.3 * len(models)), layout="constrained"
-    )
+    fig = Figure(figsize=(max(6.5, 0.8 * len(cats) + 2.5), 3.3 * len(models)), layout="constrained")
     axes = fig.subplots(len(models), 1, squeeze=False)[:, 0]
     for ax, model in zip(axes, models, strict=True):
         sub = cells[cells["model"] == model].set_index("category").reindex(cats)
@@ -85,11 +83,14 @@ def type_by_category(cells: pd.DataFrame) -> Figure:
                 continue
             xs = np.arange(len(cats)) + (j - 0.5) * 0.22
             err = np.vstack(
-                [est - sub[f"{dtype}_ci_low"].to_numpy(float),
-                 sub[f"{dtype}_ci_high"].to_numpy(float) - est]
+                [
+                    est - sub[f"{dtype}_ci_low"].to_numpy(float),
+                    sub[f"{dtype}_ci_high"].to_numpy(float) - est,
+                ]
             )
-            ax.errorbar(xs, est, yerr=np.nan_to_num(err), fmt="o", color=color, capsize=3,
-                        label=dtype)
+            ax.errorbar(
+                xs, est, yerr=np.nan_to_num(err), fmt="o", color=color, capsize=3, label=dtype
+            )
         labels = [_plain(c if c != "all" else "all (shared)") for c in cats]
         ax.set_xticks(range(len(cats)), labels, rotation=30, ha="right")
         ax.set_ylim(0, 1.05)
@@ -121,17 +122,20 @@ def dataset_by_category(means: pd.DataFrame) -> Figure:
         else:
             colors[d], nr = reds[nr % len(reds)], nr + 1
     width = 0.8 / max(1, len(datasets))
-    fig = Figure(
-        figsize=(max(7.0, 0.9 * len(cats) + 3.0), 3.4 * len(models)), layout="constrained"
-    )
+    fig = Figure(figsize=(max(7.0, 0.9 * len(cats) + 3.0), 3.4 * len(models)), layout="constrained")
     axes = fig.subplots(len(models), 1, squeeze=False)[:, 0]
     for ax, model in zip(axes, models, strict=True):
         sub = means[means["model"] == model]
         for j, d in enumerate(datasets):
             vals = sub[sub["dataset"] == d].set_index("category").reindex(cats)["c_i"]
             xs = np.arange(len(cats)) - 0.4 + width * (j + 0.5)
-            ax.bar(xs, vals.to_numpy(float), width=width, color=colors[d],
-                   label=f"{_plain(d)} ({kinds[d][:3]}.)")
+            ax.bar(
+                xs,
+                vals.to_numpy(float),
+                width=width,
+                color=colors[d],
+                label=f"{_plain(d)} ({kinds[d][:3]}.)",
+            )
         ax.set_xticks(range(len(cats)), [_plain(c) for c in cats], rotation=30, ha="right")
         ax.set_ylim(0, 1.05)
         ax.set_ylabel("mean C_i")
@@ -162,8 +166,9 @@ def pss_distribution(items: pd.DataFrame, score: str = "answer") -> Figure:
             continue
         half = 1.96 * d["std"].fillna(0) / np.sqrt(d["count"].clip(lower=1))
         xs = np.arange(len(cats)) + (j - 0.5) * 0.22
-        ax.errorbar(xs, d["mean"], yerr=half.to_numpy(float), fmt="o", color=color, capsize=3,
-                    label=dtype)
+        ax.errorbar(
+            xs, d["mean"], yerr=half.to_numpy(float), fmt="o", color=color, capsize=3, label=dtype
+        )
     ax.set_xticks(range(len(cats)), [_plain(c) for c in cats], rotation=30, ha="right")
     ax.set_ylim(-0.02, 1.02)
     ax.set_ylabel(f"PSS: mean S_i ({score})")

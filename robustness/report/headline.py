@@ -86,8 +86,10 @@ class Headline:
             )
         out += [m.text(self.families) for m in self.models]
         if not self.models:
-            out.append("no family has a defined agreement on both dataset types: there is no "
-                       "like-for-like objective vs subjective comparison")
+            out.append(
+                "no family has a defined agreement on both dataset types: there is no "
+                "like-for-like objective vs subjective comparison"
+            )
         for kind, cats in self.only.items():
             if cats:
                 out.append(f"only {kind} items have: {', '.join(cats)} (not in the comparison)")

@@ -50,8 +50,9 @@ def _figures(result: Any, folder: Path, skipped: list[str]) -> dict[str, tuple[P
     made: dict[str, tuple[Path, str]] = {}
     tabs = result.tables
 
-    def draw(name: str, data: pd.DataFrame, plot: Callable[[Any], Any], caption: str,
-             why: str) -> None:
+    def draw(
+        name: str, data: pd.DataFrame, plot: Callable[[Any], Any], caption: str, why: str
+    ) -> None:
         if len(data):
             made[name] = (figures.save(plot(data), folder / f"{name}.png"), caption)
         else:
@@ -60,31 +61,59 @@ def _figures(result: Any, folder: Path, skipped: list[str]) -> dict[str, tuple[P
     no_sets = "no prompt set has two valid answers"
     items = tabs["agreement_items"]
     defined = items[items["c_i"].notna() & (items["category"] != "original")]
-    draw("dataset_by_category", tabs["agreement_by_dataset_category"],
-         figures.dataset_by_category,
-         "Mean agreement C_i by dataset and category, one panel per model (Kamal et al., "
-         "Figure 1).", no_sets)
+    draw(
+        "dataset_by_category",
+        tabs["agreement_by_dataset_category"],
+        figures.dataset_by_category,
+        "Mean agreement C_i by dataset and category, one panel per model (Kamal et al., Figure 1).",
+        no_sets,
+    )
     per_model = tabs["agreement_by_model_type_category"]
-    draw("type_by_category", per_model, figures.type_by_category,
-         "Objective vs subjective mean agreement by category, 95% item-bootstrap intervals, "
-         "one panel per model; 'all (shared)' pools the families both types have.", no_sets)
-    draw("agreement_heatmap", defined, figures.agreement_heatmap,
-         "Mean agreement C_i by model and perturbation category.", no_sets)
+    draw(
+        "type_by_category",
+        per_model,
+        figures.type_by_category,
+        "Objective vs subjective mean agreement by category, 95% item-bootstrap intervals, "
+        "one panel per model; 'all (shared)' pools the families both types have.",
+        no_sets,
+    )
+    draw(
+        "agreement_heatmap",
+        defined,
+        figures.agreement_heatmap,
+        "Mean agreement C_i by model and perturbation category.",
+        no_sets,
+    )
     s_items = tabs["pss_items"]
-    pairs = s_items[(s_items["score"] == "answer") & s_items["s_i"].notna()
-                    & ~s_items["category"].isin(["original", "all"])]
-    draw("pss_distribution", pairs, lambda _: figures.pss_distribution(s_items),
-         "Prompt sensitivity PSS (mean S_i, share of discordant variant pairs) by category "
-         "and dataset type, normal 95% intervals.", no_sets)
-    draw("format_accuracy", tabs["format_accuracy"], figures.format_accuracy_plot,
-         "Accuracy of objective items under each prompt format (original and formatting "
-         "variants).", "no objective item with a gold answer was asked in several formats")
+    pairs = s_items[
+        (s_items["score"] == "answer")
+        & s_items["s_i"].notna()
+        & ~s_items["category"].isin(["original", "all"])
+    ]
+    draw(
+        "pss_distribution",
+        pairs,
+        lambda _: figures.pss_distribution(s_items),
+        "Prompt sensitivity PSS (mean S_i, share of discordant variant pairs) by category "
+        "and dataset type, normal 95% intervals.",
+        no_sets,
+    )
+    draw(
+        "format_accuracy",
+        tabs["format_accuracy"],
+        figures.format_accuracy_plot,
+        "Accuracy of objective items under each prompt format (original and formatting variants).",
+        "no objective item with a gold answer was asked in several formats",
+    )
     conf = tabs.get("confidence_sensitivity")
-    draw("confidence_vs_pss", tabs["confidence_items"],
-         lambda pts: figures.confidence_vs_pss(pts, conf),
-         "Mean decoding confidence of an item's prompts against its sensitivity S_i (all "
-         "variants pooled), one panel per model.",
-         "the table has no decoding confidence (choice mode records it)")
+    draw(
+        "confidence_vs_pss",
+        tabs["confidence_items"],
+        lambda pts: figures.confidence_vs_pss(pts, conf),
+        "Mean decoding confidence of an item's prompts against its sensitivity S_i (all "
+        "variants pooled), one panel per model.",
+        "the table has no decoding confidence (choice mode records it)",
+    )
     return made
 
 
@@ -96,8 +125,14 @@ def _fragile(result: Any) -> list[tuple[dict[str, Any], pd.DataFrame]]:
     for _, g in frame.groupby("rank", sort=True):
         first = g.iloc[0]
         info = {k: first[k] for k in ("model", "dataset", "item_id", "dataset_type", "mean_c_i")}
-        out.append((info, g.drop(columns=["rank", "model", "dataset", "item_id", "dataset_type",
-                                          "mean_c_i"]).reset_index(drop=True)))
+        out.append(
+            (
+                info,
+                g.drop(
+                    columns=["rank", "model", "dataset", "item_id", "dataset_type", "mean_c_i"]
+                ).reset_index(drop=True),
+            )
+        )
     return out
 
 
@@ -105,8 +140,10 @@ def _html_block(b: Block, figs: Mapping[str, tuple[Path, str]]) -> str:
     e = html.escape
     if b.figure:
         data = base64.b64encode(figs[b.figure][0].read_bytes()).decode("ascii")
-        return (f"<figure><img alt='{e(b.caption)}' src='data:image/png;base64,{data}'>"
-                f"<figcaption>{e(b.caption)}</figcaption></figure>")
+        return (
+            f"<figure><img alt='{e(b.caption)}' src='data:image/png;base64,{data}'>"
+            f"<figcaption>{e(b.caption)}</figcaption></figure>"
+        )
     if b.table is not None:
         body = to_html(b.table) if len(b.table) else "<p>(none)</p>"
         return f"<h3>{e(plain_text(b.caption))}</h3>{body}"
@@ -121,39 +158,58 @@ def _md_block(b: Block, figs: Mapping[str, tuple[Path, str]]) -> list[str]:
         cap = md_escape(b.caption)
         return [f"![{cap}](figures/{figs[b.figure][0].name})", "", f"*{cap}*", ""]
     if b.table is not None:
-        return [f"### {md_escape(b.caption)}", "",
-                to_markdown(b.table) if len(b.table) else "(none)", ""]
+        return [
+            f"### {md_escape(b.caption)}",
+            "",
+            to_markdown(b.table) if len(b.table) else "(none)",
+            "",
+        ]
     if b.items:
         return [f"- {md_escape(s)}" for s in b.items] + [""]
     return [md_escape(b.text), ""]
 
 
-def _write_html(path: Path, title: str, sections: Sequence[Section],
-                figs: Mapping[str, tuple[Path, str]],
-                fragile: Sequence[tuple[dict[str, Any], pd.DataFrame]]) -> Path:
+def _write_html(
+    path: Path,
+    title: str,
+    sections: Sequence[Section],
+    figs: Mapping[str, tuple[Path, str]],
+    fragile: Sequence[tuple[dict[str, Any], pd.DataFrame]],
+) -> Path:
     e = html.escape
-    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{e(title)}"
-             f"</title><style>{_CSS}</style></head><body><h1>{e(title)}</h1>"]
+    parts = [
+        f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{e(title)}"
+        f"</title><style>{_CSS}</style></head><body><h1>{e(title)}</h1>"
+    ]
     for sec in sections:
         parts.append(f"<h2 id='{sec.key}'>{e(sec.title)}</h2>")
         parts.extend(_html_block(b, figs) for b in sec.blocks)
-    parts.append("<h2>Most fragile items</h2><p>The items with the lowest mean agreement over "
-                 "perturbation categories, with every variant's answer.</p>")
+    parts.append(
+        "<h2>Most fragile items</h2><p>The items with the lowest mean agreement over "
+        "perturbation categories, with every variant's answer.</p>"
+    )
     for info, rows in fragile:
-        parts.append(f"<h3>{e(plain_text(info['dataset']))} / {e(plain_text(info['item_id']))} "
-                     f"({e(plain_text(info['model']))}, mean C_i {info['mean_c_i']:.2f})</h3>")
+        parts.append(
+            f"<h3>{e(plain_text(info['dataset']))} / {e(plain_text(info['item_id']))} "
+            f"({e(plain_text(info['model']))}, mean C_i {info['mean_c_i']:.2f})</h3>"
+        )
         shown = [c for c in FRAGILE_SHOWN if c in rows.columns]
         body = []
         for r in rows.itertuples(index=False):
             d = r._asdict()
             cells = "".join(f"<td>{e(_text(d[c]))}</td>" for c in shown)
             prompt = d.get("prompt")
-            extra = (f"<details><summary>prompt</summary><pre>{e(plain_text(prompt))}</pre>"
-                     "</details>" if isinstance(prompt, str) and prompt else "-")
+            extra = (
+                f"<details><summary>prompt</summary><pre>{e(plain_text(prompt))}</pre></details>"
+                if isinstance(prompt, str) and prompt
+                else "-"
+            )
             body.append(f"<tr>{cells}<td>{extra}</td></tr>")
         heads = "".join(f"<th>{e(c)}</th>" for c in shown)
-        parts.append(f"<table><thead><tr>{heads}<th>prompt</th></tr></thead><tbody>"
-                     f"{''.join(body)}</tbody></table>")
+        parts.append(
+            f"<table><thead><tr>{heads}<th>prompt</th></tr></thead><tbody>"
+            f"{''.join(body)}</tbody></table>"
+        )
     parts.append("</body></html>")
     path.write_text("\n".join(parts), encoding="utf-8")
     return path
@@ -165,9 +221,13 @@ def _text(value: Any) -> str:
     return cell(value)
 
 
-def _write_md(path: Path, title: str, sections: Sequence[Section],
-              figs: Mapping[str, tuple[Path, str]],
-              fragile: Sequence[tuple[dict[str, Any], pd.DataFrame]]) -> Path:
+def _write_md(
+    path: Path,
+    title: str,
+    sections: Sequence[Section],
+    figs: Mapping[str, tuple[Path, str]],
+    fragile: Sequence[tuple[dict[str, Any], pd.DataFrame]],
+) -> Path:
     lines = [f"# {md_escape(title)}", ""]
     for sec in sections:
         lines += [f"## {md_escape(sec.title)}", ""]
@@ -175,8 +235,11 @@ def _write_md(path: Path, title: str, sections: Sequence[Section],
             lines += _md_block(b, figs)
     lines += ["## Most fragile items", ""]
     for info, rows in fragile:
-        lines += [f"### {md_escape(str(info['dataset']))} / {md_escape(str(info['item_id']))} "
-                  f"({md_escape(str(info['model']))}, mean C_i {info['mean_c_i']:.2f})", ""]
+        lines += [
+            f"### {md_escape(str(info['dataset']))} / {md_escape(str(info['item_id']))} "
+            f"({md_escape(str(info['model']))}, mean C_i {info['mean_c_i']:.2f})",
+            "",
+        ]
         shown = [c for c in FRAGILE_SHOWN if c in rows.columns and c != "raw_output"]
         lines.append(to_markdown(rows[shown]))
     path.write_text("\n".join(lines), encoding="utf-8")
@@ -214,8 +277,12 @@ def write_report(
         (tex_dir / f"{name}.tex").write_text(to_latex(frame), encoding="utf-8")
     for stem, two, three, caption in (
         ("wald", "wald_type2", "wald_type3", "Type model: Wald chi-square, Type II and III"),
-        ("wald_dataset", "wald_dataset_type2", "wald_dataset_type3",
-         "Dataset model (Kamal et al. Table 3): Wald chi-square, Type II and III"),
+        (
+            "wald_dataset",
+            "wald_dataset_type2",
+            "wald_dataset_type3",
+            "Dataset model (Kamal et al. Table 3): Wald chi-square, Type II and III",
+        ),
     ):
         w2, w3 = result.tables.get(two), result.tables.get(three)
         if w2 is not None and len(w2):
@@ -229,7 +296,8 @@ def write_report(
         paper = compare_with(result, compare)
         paper[1].to_csv(tex_dir / "paper_comparison.csv", index=False)
         (tex_dir / "paper_comparison.tex").write_text(
-            to_latex(paper[1], f"{paper[0].title} beside the run"), encoding="utf-8")
+            to_latex(paper[1], f"{paper[0].title} beside the run"), encoding="utf-8"
+        )
     head = headline(result)
     notes = [*result.notes, *skipped]
     name = (meta.get("study") or {}).get("name", "long table")
