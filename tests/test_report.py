@@ -188,11 +188,11 @@ def test_report_renders_in_headless_chromium_with_every_image(report, tmp_path):
     states = json.loads(found.group(1).replace("&quot;", '"'))
     assert len(states) == len(FIGURES) and all(ok and width > 100 for ok, width in states), states
     shot = tmp_path / "shot.png"
-    browser(exe, tmp_path / "p2", "--window-size=1200,2400", f"--screenshot={shot}", html.as_uri())
+    browser(exe, tmp_path / "p2", "--window-size=1200,12000", f"--screenshot={shot}", html.as_uri())
     from matplotlib.image import imread
 
     pixels = imread(shot)[..., :3]
-    assert pixels.shape[0] >= 2000 and pixels.shape[1] >= 1100
+    assert pixels.shape[0] >= 10000 and pixels.shape[1] >= 1100
     non_white = (pixels.mean(axis=2) < 0.95).mean()
     colourful = (pixels.std(axis=2) > 0.1).mean()
     assert non_white > 0.05 and colourful > 0.01, (non_white, colourful)
