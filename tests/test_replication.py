@@ -37,8 +37,9 @@ class PositionRunner:
             pos = (len(text) // 7) % 2
             probs = [0.2 / (len(labs) - 1)] * len(labs)
             probs[pos] = 0.8
-            out.append(OptionScores(tuple(probs), tuple(math.log(p) for p in probs), 0.8,
-                                    labs[pos], 1.0))
+            out.append(
+                OptionScores(tuple(probs), tuple(math.log(p) for p in probs), 0.8, labs[pos], 1.0)
+            )
         return out
 
 
@@ -50,17 +51,24 @@ def test_the_preset_measures_option_order_on_subjective_items(tmp_path):
     assert {m.mode for m in config.models} == {"choice", "generate"}
     small = config.__class__(**{**config.__dict__, "items_per_dataset": 2, "n_variants": 3})
     items = study_items(small)
-    assert {i.dataset for i in items} == {"mmlu", "arc_challenge", "political_compass",
-                                          "valuebench", "wvs"}
+    assert {i.dataset for i in items} == {
+        "mmlu",
+        "arc_challenge",
+        "political_compass",
+        "valuebench",
+        "wvs",
+    }
     variants = study_variants(small, items)
-    assert all(v.spec.instruction == config.instruction for v in variants
-               if v.category == "original")
+    assert all(
+        v.spec.instruction == config.instruction for v in variants if v.category == "original"
+    )
     rows = answer_rows(PositionRunner(), variants, small.models[0], study="kamal2026")
     table = rows_to_table(rows)
     res = analyze(table, tmp_path, n_boot=50, quiet=True, min_items=2)
     items_frame = res.tables["agreement_items"]
-    subj = items_frame[(items_frame["dataset_type"] == "subjective")
-                       & (items_frame["category"] == "option_order")]
+    subj = items_frame[
+        (items_frame["dataset_type"] == "subjective") & (items_frame["category"] == "option_order")
+    ]
     assert len(subj) == 6 and (subj["n_valid"] >= 2).all() and subj["c_i"].notna().all()
     contrasts = res.tables["contrasts"].set_index("category")
     assert "option_order" in contrasts.index
@@ -79,7 +87,7 @@ def compared(tmp_path_factory):
 
 
 def test_both_models_are_in_every_analysis_of_several_datasets(compared):
-    out, res, paths = compared
+    out, _res, paths = compared
     for name in ("wald_type2", "wald_type3", "wald_dataset_type2", "wald_dataset_type3"):
         frame = pd.read_csv(out / "tables" / f"{name}.csv")
         assert list(frame.columns) == ["term", "dof", "chi2", "p_value"] and len(frame)
@@ -87,8 +95,12 @@ def test_both_models_are_in_every_analysis_of_several_datasets(compared):
     assert terms == ["model", "dataset", "category", "dataset:category", "model:category"]
     md = paths["md"].read_text()
     assert md.index("Type model") < md.index("Dataset model, Kamal et al. Table 3")
-    one = analyze(synthetic_table(models=1, n_items=6, seed=2).query("dataset == 'mc_science'"),
-                  out / "one", n_boot=50, quiet=True)
+    one = analyze(
+        synthetic_table(models=1, n_items=6, seed=2).query("dataset == 'mc_science'"),
+        out / "one",
+        n_boot=50,
+        quiet=True,
+    )
     assert one.dataset_fit is None and one.tables["wald_dataset_type2"].empty
     assert any("needs two or more datasets" in n for n in one.notes)
 
