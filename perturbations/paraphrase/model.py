@@ -117,7 +117,7 @@ def clean_output(text: str) -> str:
         if new == out:
             break
         out = new
-    lines = []
+    lines: list[str] = []
     for line in out.splitlines():
         if _OPTION_LINE.match(line) or (lines and not line.strip()):
             break

@@ -280,7 +280,7 @@ class Transport:
             if response.will_close:
                 self._drop_connection()
             return response.status, dict(response.getheaders()), b"".join(chunks)
-        raise http.client.RemoteDisconnected  # pragma: no cover (the loop returns or raises)
+        raise http.client.RemoteDisconnected("no answer")  # pragma: no cover (unreachable)
 
     # ----------------------------------------------------------------- one request
     def attempt(self, job: Job) -> Any:

@@ -6,8 +6,10 @@ Where it runs
 :func:`init_ray` with ``address=None`` (or ``"local"``) starts a one-machine Ray with
 ``num_cpus=workers``. Local workers run this interpreter's environment in the driver's working
 directory; the driver's own ``sys.path`` additions (a checkout run without installing, the tests
-folder under pytest) are put on their ``PYTHONPATH``, and thread and offline settings
-(``OMP_NUM_THREADS``, ``OMP_WAIT_POLICY``, ``HF_HUB_OFFLINE``) are passed on. When Ray is
+folder under pytest) are put on their ``PYTHONPATH``; thread settings (``OMP_NUM_THREADS``,
+``OMP_WAIT_POLICY``, passive by default) and offline switches (``HF_HUB_OFFLINE``,
+``TRANSFORMERS_OFFLINE``) are passed on when the driver has them, so a worker downloads a model
+exactly when the driver would. When Ray is
 already initialised in this process, that session is used as it is and left running.
 
 A real cluster: start it (``ray start --head`` on one machine, ``ray start --address=HEAD:6379``
@@ -38,7 +40,6 @@ RAY_HINT = (
 #: Environment settings every worker gets (the driver's value when it has one).
 WORKER_ENV_DEFAULTS = {
     "OMP_WAIT_POLICY": "PASSIVE",
-    "HF_HUB_OFFLINE": "1",
     "TOKENIZERS_PARALLELISM": "false",
 }
 #: Passed on to workers when the driver sets them (thread counts and offline switches only).
@@ -46,6 +47,7 @@ WORKER_ENV_PASSED = (
     "OMP_NUM_THREADS",
     "OPENBLAS_NUM_THREADS",
     "MKL_NUM_THREADS",
+    "HF_HUB_OFFLINE",
     "TRANSFORMERS_OFFLINE",
 )
 #: Passed on to local workers only: they name paths on the driver's machine.
