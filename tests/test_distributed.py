@@ -225,7 +225,7 @@ def test_backend_errors_become_the_same_invalid_rows(ray_session, tmp_path, fold
 
 @pytest.mark.slow
 def test_workers_with_different_identities_stop_the_run(ray_session, tmp_path, folder, variants):
-    # slow shards keep the first worker busy until the second one has opened the backend.
+    # the first worker's shards wait until the second one has opened the backend.
     with pytest.raises(RobustnessError, match="another runner identity"):
         rb.run(
             variants,

@@ -167,10 +167,32 @@ class FailingFactory:
 
 
 class PidIdentityFactory(SlowFactory):
-    """``SlowFactory`` whose runners' identity names their process: every worker differs."""
+    """``SlowFactory`` whose runners' identity names their process: every worker differs.
+
+    Each runner marks its start in ``log_dir`` and holds every call until ``workers`` runners
+    have started (at most ``wait`` seconds), so the pool cannot finish its shards before the
+    second worker has opened the backend, however slowly a loaded machine starts it."""
+
+    def __init__(self, log_dir: str, sleep: float, workers: int = 2, wait: float = 120.0) -> None:
+        super().__init__(log_dir, sleep)
+        self.workers = workers
+        self.wait = wait
 
     def __call__(self, model: Any) -> SlowRunner:
         runner = super().__call__(model)
         base = runner.identity()
         runner.identity = lambda: {**base, "pid": os.getpid()}  # type: ignore[method-assign]
+        folder = Path(self.log_dir)
+        (folder / f"started-{os.getpid()}").touch()
+        inner_call = runner._call
+
+        def held(kind: str, inputs: Any, fn: Any) -> list[Any]:
+            deadline = time.monotonic() + self.wait
+            while len(list(folder.glob("started-*"))) < self.workers:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
+            return inner_call(kind, inputs, fn)
+
+        runner._call = held  # type: ignore[method-assign]
         return runner
