@@ -10,7 +10,7 @@ fresh cache, so everything is computed:
 
 - ``single``: ``robustness.run`` in this process, torch on every core (``--threads``, default
   all of them);
-- ``ray``: ``robustness.distributed.run_ray`` on a local Ray with ``--workers`` workers of one
+- ``ray``: ``rb.run`` with ``executor=Ray(...)`` on a local Ray with ``--workers`` workers of one
   core and one torch thread each.
 
 Printed for each: wall time and prompts/s end to end (single: loading the model and answering;
@@ -92,7 +92,8 @@ def main() -> None:
     import ray
 
     import robustness as rb
-    from robustness.distributed import init_ray, run_ray
+    from robustness.executors import Ray
+    from robustness.runners.ray import init_ray
 
     items = rb.demo_items()
     items = items[: args.items] if args.items else items
@@ -136,14 +137,13 @@ def main() -> None:
                         variants, [model(args.threads)], cache=cache, progress=clock
                     )
                 else:
-                    tables[path] = run_ray(
+                    tables[path] = rb.run(
                         variants,
                         [model(1)],
                         cache=cache,
-                        workers=args.workers,
-                        shard_size=args.shard_size or None,
                         progress=clock,
                         info=info,
+                        executor=Ray(workers=args.workers, shard_size=args.shard_size or None),
                     )
                 wall = time.perf_counter() - started
                 print(f"  round {r + 1} {path}: {wall:.1f} s")

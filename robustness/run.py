@@ -22,10 +22,13 @@ import pandas as pd
 from perturbations.base import family_rng
 from robustness.answers import Progress, answer_rows, prompt_for, rows_to_table
 from robustness.errors import StudyError
+from robustness.executors import Executor, Local, Ray
 from robustness.items import Item
 from robustness.loaders import demo_items, load_items, per_dataset
 from robustness.perturb import perturb
+from robustness.progress import auto_progress
 from robustness.prompts import Exemplar, PromptSpec, default_spec
+from robustness.runners.base import Prompt, Runner
 from robustness.study import ModelConfig, StudyConfig
 from robustness.table import write_csv, write_parquet
 from robustness.variants import Variant
@@ -65,31 +68,9 @@ def exemplars_for(
     return out
 
 
-def open_runner(model: ModelConfig) -> Any:
-    """The backend a model config names (imports torch and loads weights)."""
-    from transformers.utils import logging as hf_logging
-
-    from robustness.runners import make_runner
-
-    hf_logging.disable_progress_bar()  # our own progress bars say what is happening
-
-    return make_runner(
-        backend=model.backend,
-        model=model.model,
-        dtype=model.dtype,
-        device=model.device,
-        batch_size=model.batch_size,
-        chat=model.chat,
-        **dict(model.options),
-    )
-
-
-def uses_chat(runner: Any) -> bool:
-    """Whether prompts should go to ``runner`` as chat messages (it has a template, not off)."""
-    return (
-        bool(getattr(runner, "has_chat_template", False))
-        and getattr(runner, "chat", "auto") != "never"
-    )
+def uses_chat(runner: Runner) -> bool:
+    """Whether prompts should go to ``runner`` as chat messages (its ``uses_chat``)."""
+    return bool(runner.uses_chat)
 
 
 def run(
@@ -100,9 +81,10 @@ def run(
     study: str = "study",
     seed: int = 0,
     progress: Progress | None = None,
-    runners: Mapping[str, Any] | None = None,
+    runners: Mapping[str, Runner] | None = None,
     noise_floor: int = 0,
     info: dict[str, Any] | None = None,
+    executor: Executor | None = None,
 ) -> pd.DataFrame:
     """Ask every model every variant; return the long table (one row per model x variant).
 
@@ -114,15 +96,31 @@ def run(
         Model configs (:func:`robustness.model`).
     cache
         SQLite file: answers found there are reused and new ones stored as each batch
-        completes, so an interrupted run resumes where it stopped.
+        completes, so an interrupted run resumes where it stopped. None: an in-memory cache
+        for this call only.
+    progress
+        ``progress(model_name, done, total)`` after each batch. None: a progress bar on
+        standard error when it is interactive (a terminal, Jupyter), nothing otherwise.
     runners
-        Ready runners by model name (tests, or a model already in memory).
+        Ready runners by model name (tests, or a model already in memory); the caller keeps
+        them (they are not closed).
     noise_floor
         With ``K > 0``, re-score K sampled prompts of each choice-mode model alone and in
         shuffled batches, bypassing the cache (see ``robustness.runners.noise``).
     info
         A dict that receives, per model name, the runner's identity (dtype, batch size,
-        device ...), the cache's hit/miss counts and the noise floor.
+        device ...), whether it got chat messages, the cache's hit/miss counts, the noise
+        floor, and for Ray the shard counts.
+    executor
+        Where each model's runner lives: :class:`~robustness.executors.Local` (default, this
+        process) or :class:`~robustness.executors.Ray` (sharded over Ray workers; the same
+        table).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The long table (``robustness.table``): one row per model x variant, in model then
+        variant order.
 
     Examples
     --------
@@ -131,51 +129,82 @@ def run(
     >>> table = rb.run(vs, [rb.model("embedded", mode="choice")], cache="runs.sqlite")
     """
     from robustness.cache import Cache
-    from robustness.runners.cached import CachedRunner
+    from robustness.runners.cached import MemoryCache
 
-    store = Cache(cache) if cache is not None else None
+    executor = executor if executor is not None else Local()
+    store: Cache | MemoryCache = Cache(cache) if cache is not None else MemoryCache()
     rows: list[dict[str, Any]] = []
     try:
-        for model in models:
-            runner = (runners or {}).get(model.name) or open_runner(model)
-            chat = uses_chat(runner)
-            asked = CachedRunner(runner, store) if store is not None else runner
-            rows.extend(
-                answer_rows(
-                    asked, variants, model, study=study, seed=seed, chat=chat, progress=progress
-                )
-            )
-            if info is not None:
-                entry = info.setdefault(model.name, {})
-                entry["runner"] = runner.identity() if hasattr(runner, "identity") else {}
-                entry["chat"] = chat
-                if hasattr(asked, "stats"):
-                    entry["cache"] = asdict(asked.stats)
-                if noise_floor and model.mode == "choice":
-                    entry["noise_floor"] = measure_noise_floor(
-                        runner, variants, noise_floor, seed, chat
+        with executor.session(), auto_progress(progress) as report:
+            for model in models:
+                given = (runners or {}).get(model.name)
+                runner = given if given is not None else executor.open(model)
+                try:
+                    rows.extend(
+                        _ask_model(
+                            runner,
+                            store,
+                            variants,
+                            model,
+                            executor=executor,
+                            study=study,
+                            seed=seed,
+                            progress=report,
+                            noise_floor=noise_floor,
+                            info=info,
+                        )
                     )
+                finally:
+                    if given is None:
+                        runner.close()
     finally:
-        if store is not None:
-            store.close()
+        store.close()
     return rows_to_table(rows)
 
 
-def measure_noise_floor(
-    runner: Any, variants: Sequence[Variant], k: int, seed: int, chat: bool
-) -> dict[str, Any]:
-    """Answer flips from batching and numerics alone (``robustness.runners.noise``)."""
-    from robustness.runners.noise import noise_floor
+def _ask_model(
+    runner: Runner,
+    store: Any,
+    variants: Sequence[Variant],
+    model: ModelConfig,
+    *,
+    executor: Executor,
+    study: str,
+    seed: int,
+    progress: Progress | None,
+    noise_floor: int,
+    info: dict[str, Any] | None,
+) -> list[dict[str, Any]]:
+    """One model's rows, through the cache; fills ``info[model.name]``."""
+    from robustness.runners.cached import CachedRunner
 
-    rng = np.random.default_rng(np.random.SeedSequence([seed, 0x4E4F4953]))
-    result = noise_floor(
-        runner,
-        [prompt_for(v, chat) for v in variants],
-        [list(v.spec.labels) for v in variants],
-        k=k,
-        rng=rng,
-    )
-    return result.to_dict()
+    asked = CachedRunner(runner, store)
+    chat = uses_chat(runner)
+    rows = answer_rows(asked, variants, model, study=study, seed=seed, chat=chat, progress=progress)
+    if info is not None:
+        entry = info.setdefault(model.name, {})
+        entry["runner"] = runner.identity()
+        entry["chat"] = chat
+        entry["cache"] = asdict(asked.stats)
+        where = executor.describe(runner)
+        if where is not None:
+            entry["ray"] = where
+        if noise_floor and model.mode == "choice":
+            prompts, labels = noise_inputs(variants, chat)
+            entry["noise_floor"] = executor.noise_floor(
+                runner, prompts, labels, noise_floor, noise_rng(seed)
+            )
+    return rows
+
+
+def noise_inputs(variants: Sequence[Variant], chat: bool) -> tuple[list[Prompt], list[list[str]]]:
+    """The prompts and label sets of ``variants``, as the noise floor re-scores them."""
+    return [prompt_for(v, chat) for v in variants], [list(v.spec.labels) for v in variants]
+
+
+def noise_rng(seed: int) -> np.random.Generator:
+    """The noise floor's generator: its own stream of the study seed."""
+    return np.random.default_rng(np.random.SeedSequence([seed, 0x4E4F4953]))
 
 
 def all_study_items(config: StudyConfig) -> list[Item]:
@@ -256,7 +285,7 @@ def run_study(
     ``resume=False`` starts from an empty cache (the old cache file is removed);
     ``items`` replaces the study's item files (the demo passes a subset).  ``ray``
     (``"local"``, ``"auto"`` or a cluster address) shards the variants over ``workers``
-    Ray workers per model (:func:`robustness.distributed.run_ray`); the table is the same.
+    Ray workers per model (:class:`robustness.executors.Ray`); the table is the same.
     """
     import robustness
 
@@ -274,33 +303,21 @@ def run_study(
             Path(str(config.cache_path) + suffix).unlink(missing_ok=True)
     config.cache_path.parent.mkdir(parents=True, exist_ok=True)
     info: dict[str, Any] = {}
+    executor: Executor = Local()
     if ray is not None:
-        from robustness.distributed import run_ray
-
-        table = run_ray(
-            variants,
-            config.models,
-            cache=config.cache_path,
-            address=None if ray == "local" else ray,
-            workers=workers,
-            study=config.name,
-            seed=config.seed,
-            progress=progress,
-            info=info,
-            noise_floor=noise_floor,
-        )
-    else:
-        table = run(
-            variants,
-            config.models,
-            cache=config.cache_path,
-            study=config.name,
-            seed=config.seed,
-            progress=progress,
-            runners=runners,
-            noise_floor=noise_floor,
-            info=info,
-        )
+        executor = Ray(address=None if ray == "local" else ray, workers=workers)
+    table = run(
+        variants,
+        config.models,
+        cache=config.cache_path,
+        study=config.name,
+        seed=config.seed,
+        progress=progress,
+        runners=runners,
+        noise_floor=noise_floor,
+        info=info,
+        executor=executor,
+    )
     meta: dict[str, Any] = {
         "toolkit": "robustness",
         "version": robustness.__version__,

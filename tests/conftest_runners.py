@@ -124,6 +124,11 @@ class FakeRunner:
             "batch_size": self.batch_size,
         }
 
+    uses_chat = False  # plain-text prompts
+
+    def close(self) -> None:
+        self.closed = True
+
     def _batched(self, kind: str, texts: Sequence[str], make: Any, on_batch: Any) -> list[Any]:
         self.calls.append((kind, len(texts)))
         order = sorted(range(len(texts)), key=lambda i: (-len(texts[i]), i))

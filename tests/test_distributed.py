@@ -30,6 +30,7 @@ from tiny_model import (
 import robustness as rb
 from robustness.cache import Cache
 from robustness.errors import RobustnessError
+from robustness.executors import Ray
 
 KEY = ["model", "item_id", "category", "variant_id"]
 FAMILIES = ["option_order", "label_substitution", "formatting"]
@@ -40,7 +41,7 @@ def ray_session():
     ray = pytest.importorskip(
         "ray", reason="ray is an optional extra: pip install 'robustness[ray]'"
     )
-    from robustness.distributed import init_ray
+    from robustness.runners.ray import init_ray
 
     init_ray(workers=2)
     yield ray
@@ -98,11 +99,9 @@ def same(a: pd.DataFrame, b: pd.DataFrame) -> None:
 
 
 def test_without_ray_the_error_says_how_to_install(monkeypatch, variants):
-    from robustness.distributed import run_ray
-
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(RobustnessError) as err:
-        run_ray(variants, cache=None)
+        rb.run(variants, executor=Ray())
     assert "pip install 'robustness[ray]'" in str(err.value) and "\n" not in str(err.value)
 
 
@@ -110,19 +109,16 @@ def test_without_ray_the_error_says_how_to_install(monkeypatch, variants):
 def test_two_workers_give_the_single_process_table_in_every_mode(
     ray_session, tmp_path, folder, variants, baseline
 ):
-    from robustness.distributed import run_ray
-
     info: dict = {}
     seen: list[tuple[str, int, int]] = []
-    table = run_ray(
+    table = rb.run(
         variants,
         models(folder, "choice", "cloze", "generate"),
         cache=tmp_path / "ray.sqlite",
-        workers=2,
-        shard_size=5,
         info=info,
         noise_floor=4,
         progress=lambda m, done, total: seen.append((m, done, total)),
+        executor=Ray(workers=2, shard_size=5),
     )
     want, counts = baseline
     same(want, table)
@@ -143,8 +139,6 @@ def test_two_workers_give_the_single_process_table_in_every_mode(
 def test_a_sigkilled_worker_loses_nothing_and_a_repeat_sends_nothing(
     ray_session, tmp_path, folder, variants, baseline
 ):
-    from robustness.distributed import run_ray
-
     log_dir = tmp_path / "log"
     log_dir.mkdir()
     cache = tmp_path / "killed.sqlite"
@@ -169,15 +163,13 @@ def test_a_sigkilled_worker_loses_nothing_and_a_repeat_sends_nothing(
 
     info: dict = {}
     choice = models(folder, "choice")
-    table = run_ray(
+    table = rb.run(
         variants,
         choice,
         cache=cache,
-        workers=2,
-        shard_size=4,
         info=info,
-        runner_factory=SlowFactory(str(log_dir), sleep=1.0),
         progress=kill_a_busy_worker,
+        executor=Ray(workers=2, shard_size=4, runner_factory=SlowFactory(str(log_dir), sleep=1.0)),
     )
     assert killed, "no worker was killed"
     events = read_log(log_dir)
@@ -199,14 +191,12 @@ def test_a_sigkilled_worker_loses_nothing_and_a_repeat_sends_nothing(
         assert store.count("score_options") == counts["score_options"] and store.integrity_ok()
 
     again: dict = {}
-    repeat = run_ray(
+    repeat = rb.run(
         variants,
         choice,
         cache=cache,
-        workers=2,
-        shard_size=4,
         info=again,
-        runner_factory=SlowFactory(str(log_dir), sleep=1.0),
+        executor=Ray(workers=2, shard_size=4, runner_factory=SlowFactory(str(log_dir), sleep=1.0)),
     )
     same(table, repeat)
     assert again["c"]["ray"]["sent"] == 0 and again["c"]["ray"]["shards"] == 0
@@ -217,19 +207,16 @@ def test_a_sigkilled_worker_loses_nothing_and_a_repeat_sends_nothing(
 
 @pytest.mark.slow
 def test_backend_errors_become_the_same_invalid_rows(ray_session, tmp_path, folder, variants):
-    from robustness.distributed import run_ray
-    from robustness.run import open_runner
+    from robustness.executors import open_runner
 
     marker = variants[0].item.question[:30]
     choice = models(folder, "choice")
     want = rb.run(variants, choice, runners={"c": FailingRunner(open_runner(choice[0]), marker)})
-    got = run_ray(
+    got = rb.run(
         variants,
         choice,
         cache=tmp_path / "c.sqlite",
-        workers=2,
-        shard_size=6,
-        runner_factory=FailingFactory(marker),
+        executor=Ray(workers=2, shard_size=6, runner_factory=FailingFactory(marker)),
     )
     failed = got["invalid_reason"].fillna("").str.startswith("error: ")
     assert failed.sum() == (want["invalid_reason"].fillna("").str.startswith("error: ")).sum() > 0
@@ -238,24 +225,20 @@ def test_backend_errors_become_the_same_invalid_rows(ray_session, tmp_path, fold
 
 @pytest.mark.slow
 def test_workers_with_different_identities_stop_the_run(ray_session, tmp_path, folder, variants):
-    from robustness.distributed import run_ray
-
-    # slow shards keep the first worker busy until the second one has opened the backend.
+    # the first worker's shards wait until the second one has opened the backend.
     with pytest.raises(RobustnessError, match="another runner identity"):
-        run_ray(
+        rb.run(
             variants,
             models(folder, "choice"),
             cache=tmp_path / "c.sqlite",
-            workers=2,
-            shard_size=2,
-            runner_factory=PidIdentityFactory(str(tmp_path), sleep=0.5),
+            executor=Ray(
+                workers=2, shard_size=2, runner_factory=PidIdentityFactory(str(tmp_path), sleep=0.5)
+            ),
         )
 
 
 @pytest.mark.slow
 def test_a_backend_that_cannot_open_is_one_clear_error(ray_session, tmp_path, variants):
-    from robustness.distributed import run_ray
-
     missing = rb.model(str(tmp_path / "no-such-model"), name="x")
     with pytest.raises(rb.ModelError, match="does not exist"):
-        run_ray(variants, [missing], cache=tmp_path / "c.sqlite", workers=2)
+        rb.run(variants, [missing], cache=tmp_path / "c.sqlite", executor=Ray(workers=2))

@@ -260,7 +260,7 @@ def test_file_paraphraser_jsonl_and_csv(tmp_path):
         (
             "p.jsonl",
             '{"item_id": "m1", "paraphrase": "ok"}\n{"item_id": "m1", ',
-            "line 2: is not valid",
+            "line 2: not valid JSON",
         ),
         ("p.jsonl", '["m1", "x"]\n', "line 1: expected a JSON object"),
         ("p.jsonl", '{"item_id": "m1"}\n', "line 1: missing field 'paraphrase'"),
@@ -272,7 +272,7 @@ def test_file_paraphraser_jsonl_and_csv(tmp_path):
         ("p.jsonl", '{"item_id": null, "paraphrase": "a"}\n', "line 1, field 'item_id'"),
         ("p.csv", "item_id,text\nm1,hello\n", "line 1: the header has no column 'paraphrase'"),
         ("p.csv", "item_id,paraphrase\nm1,a\nm2,\n", "line 3, field 'paraphrase': is empty"),
-        ("p.csv", "item_id,paraphrase\nm1,a,b\n", "line 2: has more cells than the header"),
+        ("p.csv", "item_id,paraphrase\nm1,a,b\n", "line 2: the row has more cells than the header"),
         ("p.txt", "item_id,paraphrase\n", "unknown paraphrase file type '.txt'"),
         ("p.jsonl", "\n\n", "holds no paraphrases"),
     ],
@@ -285,12 +285,34 @@ def test_file_paraphraser_errors_name_file_and_line(tmp_path, name, text, messag
     assert str(path) in str(err.value)
 
 
+def test_file_paraphraser_reads_every_format_the_item_loaders_read(tmp_path):
+    """The file is read by the loaders' readers: JSON lists, TSV and Parquet too, one
+    paraphrase each, with the loaders' locations (item, line, row) in ``how``."""
+    import pandas as pd
+
+    rows = [{"item_id": "m1", "paraphrase": "Which planet is the biggest one?"}]
+    paths = [
+        _write(tmp_path, "p.json", json.dumps(rows)),
+        _write(tmp_path, "p.tsv", "item_id\tparaphrase\nm1\tWhich planet is the biggest one?\n"),
+    ]
+    pd.DataFrame(rows).to_parquet(tmp_path / "p.parquet")
+    paths.append(tmp_path / "p.parquet")
+    hows = []
+    for path in paths:
+        got = FileParaphraser(path).paraphrase(MC, default_spec(MC), 3, np.random.default_rng(0))
+        assert [r.question for r in got] == ["Which planet is the biggest one?"]
+        hows.append(got[0].how)
+    assert hows == ["file/item 0", "file/line 2", "file/row 0"]
+
+
 def test_file_paraphraser_missing_and_non_utf8(tmp_path):
     with pytest.raises(ParaphraseFileError, match="no such paraphrase file"):
         FileParaphraser(tmp_path / "absent.jsonl")
     path = tmp_path / "p.csv"
     path.write_bytes(b"item_id,paraphrase\nm1,caf\xe9\n")
-    with pytest.raises(ParaphraseFileError, match="line 2: is not UTF-8"):
+    with pytest.raises(
+        ParaphraseFileError, match="line 2: byte 0xe9 at column 7 is not valid UTF-8"
+    ):
         FileParaphraser(path)
 
 

@@ -315,3 +315,72 @@ def test_a_study_without_items_stops_before_loading_a_model(tmp_path):
         text=True,
     )
     assert done.returncode == 2 and done.stderr.count("\n") == 1
+
+
+# ----------------------------------------------------------------- one loop, one contract
+def test_rb_run_is_silent_when_the_output_is_not_interactive(capfd):
+    from conftest_runners import FakeRunner
+
+    variants = rb.perturb(rb.demo_items()[:2], families=["option_order"], n=2, seed=0)
+    runner = FakeRunner(batch_size=2)
+    table = rb.run(variants, [rb.model("fake", name="f", mode="choice")], runners={"f": runner})
+    assert len(table) == len(variants) and table["valid"].all()
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""  # pytest captures: not a terminal, so no bar
+    assert not getattr(runner, "closed", False)  # a ready runner stays the caller's
+
+
+def test_the_progress_bar_draws_on_an_interactive_console_only():
+    import io
+
+    from rich.console import Console
+
+    from robustness.progress import auto_progress
+
+    def draw(console: Console) -> str:
+        with auto_progress(None, console) as update:
+            if update is not None:
+                update("model-x", 3, 4)
+        return console.file.getvalue()  # type: ignore[attr-defined]
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    shown = draw(Console(file=Terminal(), force_terminal=True, force_interactive=True))
+    assert "model-x" in shown and "3/4" in shown
+    # a pipe stays quiet even when rich is told to colour it (FORCE_COLOR in a CI log).
+    assert draw(Console(file=io.StringIO(), force_terminal=True, force_interactive=True)) == ""
+    assert draw(Console(file=Terminal(), force_terminal=True, force_interactive=False)) == ""
+    given = []
+    with auto_progress(lambda *a: given.append(a)) as update:
+        update("m", 1, 2)  # a caller's own callback is used as it is
+    assert given == [("m", 1, 2)]
+
+
+def test_runners_the_loop_opens_are_closed_and_every_runner_keeps_the_contract(tmp_path):
+    from conftest_runners import FakeRunner
+
+    from robustness.executors import Local
+    from robustness.runners import CachedRunner, Runner
+    from robustness.runners.cached import MemoryCache
+    from robustness.runners.openai import make_openai_runner
+
+    opened: list[FakeRunner] = []
+
+    def factory(model: rb.ModelConfig) -> FakeRunner:
+        opened.append(FakeRunner(model_id=model.model))
+        return opened[-1]
+
+    variants = rb.perturb(rb.demo_items()[:2], families=["option_order"], n=1, seed=0)
+    models = [rb.model("a", name="a"), rb.model("b", name="b", mode="generate")]
+    info: dict = {}
+    table = rb.run(variants, models, executor=Local(factory), info=info)
+    assert [r.model_id for r in opened] == ["a", "b"] and all(r.closed for r in opened)
+    assert set(table["model"]) == {"a", "b"} and info["a"]["chat"] is False
+    assert info["b"]["cache"]["misses"] == len(variants)  # an in-memory cache without a file
+    served = make_openai_runner("m", base_url="http://127.0.0.1:1/v1", chat="never")
+    for runner in (FakeRunner(), served, CachedRunner(FakeRunner(), MemoryCache())):
+        assert isinstance(runner, Runner)
+    assert served.uses_chat is False
+    assert make_openai_runner("m", base_url="http://127.0.0.1:1/v1").uses_chat is True

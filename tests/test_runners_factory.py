@@ -9,7 +9,7 @@ import torch
 from conftest_runners import tiny_model, tiny_tokenizer
 
 from robustness.errors import ModelError
-from robustness.runners import make_runner
+from robustness.runners import Runner, make_runner
 
 
 @pytest.mark.parametrize(
@@ -71,3 +71,8 @@ def test_local_folder_loads_and_scores_like_the_model_in_memory(tmp_path: Path) 
     a, space_a = tokenizer.encode("A"), tokenizer.encode(" A")
     expected = float(torch.logaddexp(logprobs[a[0]], logprobs[space_a[0]]))
     assert score.label_logprobs[0] == pytest.approx(expected, abs=1e-5)
+    # the runner contract: chat use from the template, and close() releases nothing needed.
+    assert isinstance(runner, Runner)
+    assert runner.uses_chat is bool(getattr(tokenizer, "chat_template", None))
+    runner.close()
+    assert runner.score_options([prompt], [["A", "B"]])[0].probs == score.probs

@@ -594,3 +594,98 @@ def test_a_study_file_reaches_the_server_through_make_runner(
     assert meta["models"]["served"]["runner"]["backend"] == "openai"
     identity = json.dumps(meta["models"]["served"]["runner"])
     assert server.base_url not in identity  # an ephemeral port is no part of the identity
+
+
+# --------------------------------------------------------------------------- a key in the answer
+class EchoingServer:
+    """A careless OpenAI-compatible stub on loopback: every answer's text (and first listed
+    token) repeats the ``Authorization`` header it got, as a server that leaks it would."""
+
+    def __init__(self) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                said = f"B, and your header was {self.headers.get('Authorization')}"
+                if self.path.endswith("/chat/completions"):
+                    choice: dict[str, Any] = {"message": {"role": "assistant", "content": said}}
+                    token = said.split(", and")[0]
+                    if body.get("logprobs"):
+                        choice["logprobs"] = {
+                            "content": [
+                                {
+                                    "token": token,
+                                    "logprob": -0.1,
+                                    "top_logprobs": [
+                                        {"token": said[12:], "logprob": -0.05},
+                                        {"token": "B", "logprob": -0.1},
+                                        {"token": "A", "logprob": -2.0},
+                                    ],
+                                }
+                            ]
+                        }
+                else:
+                    choice = {"text": said}
+                    if body.get("logprobs"):
+                        top = {said[12:]: -0.05, "B": -0.1, "A": -2.0}
+                        choice["logprobs"] = {"top_logprobs": [top], "tokens": ["B"]}
+                answer = json.dumps({"choices": [choice], "usage": {"completion_tokens": 3}})
+                data = answer.encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> EchoingServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_key_echoed_in_the_answer_text_is_stored_nowhere(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv(KEY_ENV, KEY)
+    variants = rb.perturb(rb.demo_items()[:2], families=["option_order"], n=1, seed=0)
+    with EchoingServer() as server:
+        models = [
+            rb.ModelConfig(name="g", backend="openai", model="m", mode="generate"),
+            rb.ModelConfig(name="c", backend="openai", model="m", mode="choice"),
+        ]
+        runners = {
+            m.name: make_openai_runner("m", base_url=server.base_url, api_key_env=KEY_ENV)
+            for m in models
+        }
+        table = run(variants, models, cache=tmp_path / "cache.sqlite", runners=runners)
+        # the text really carried the key: it arrives scrubbed, not dropped.
+        generated = table[table["model"] == "g"]["raw_output"]
+        assert generated.str.endswith("your header was Bearer [key]").all()
+        direct = runners["g"].generate(["plain text"], 3)[0].text
+        assert direct == "B, and your header was Bearer [key]"
+        scores = runners["c"].score_options([chat("q")], [["A", "B"]])[0]
+        assert scores.top_token == "header was Bearer [key]"
+        write_parquet(table, tmp_path / "table.parquet", {})
+        write_csv(table, tmp_path / "table.csv")
+        for path in tmp_path.iterdir():
+            assert KEY.encode() not in path.read_bytes(), path.name
+        assert KEY not in table.to_json()
+
+        # a placeholder key (shorter than 8 characters) is no secret: answers stay intact.
+        monkeypatch.setenv(KEY_ENV, "EMPTY")
+        runner = make_openai_runner("m", base_url=server.base_url, api_key_env=KEY_ENV)
+        assert runner.generate(["x"], 3)[0].text == "B, and your header was Bearer EMPTY"

@@ -5,7 +5,7 @@
 - ``SlowRunner`` / ``slow_factory``: a real runner from ``open_runner`` that sleeps per call and
   writes which process runs which call into a folder, so the Ray test can SIGKILL a worker while
   it is inside a shard and afterwards count how often each shard ran. Ray workers import this
-  module by name: ``robustness.distributed`` puts the driver's extra ``sys.path`` entries (the
+  module by name: ``robustness.runners.ray`` puts the driver's extra ``sys.path`` entries (the
   tests folder, under pytest) on the local workers' ``PYTHONPATH``.
 """
 
@@ -63,11 +63,16 @@ class SlowRunner:
         self.sleep = sleep
         self.backend = inner.backend
         self.model_id = inner.model_id
-        self.chat = getattr(inner, "chat", "auto")
-        self.has_chat_template = getattr(inner, "has_chat_template", False)
+
+    @property
+    def uses_chat(self) -> bool:
+        return self.inner.uses_chat
 
     def identity(self) -> dict[str, Any]:
         return self.inner.identity()
+
+    def close(self) -> None:
+        self.inner.close()
 
     def _record(self, event: str, kind: str, digest: str) -> None:
         line = json.dumps(
@@ -118,7 +123,7 @@ class SlowFactory:
         self.sleep = sleep
 
     def __call__(self, model: Any) -> SlowRunner:
-        from robustness.run import open_runner
+        from robustness.executors import open_runner
 
         return SlowRunner(open_runner(model), self.log_dir, self.sleep)
 
@@ -156,16 +161,38 @@ class FailingFactory:
         self.marker = marker
 
     def __call__(self, model: Any) -> FailingRunner:
-        from robustness.run import open_runner
+        from robustness.executors import open_runner
 
         return FailingRunner(open_runner(model), self.marker)
 
 
 class PidIdentityFactory(SlowFactory):
-    """``SlowFactory`` whose runners' identity names their process: every worker differs."""
+    """``SlowFactory`` whose runners' identity names their process: every worker differs.
+
+    Each runner marks its start in ``log_dir`` and holds every call until ``workers`` runners
+    have started (at most ``wait`` seconds), so the pool cannot finish its shards before the
+    second worker has opened the backend, however slowly a loaded machine starts it."""
+
+    def __init__(self, log_dir: str, sleep: float, workers: int = 2, wait: float = 120.0) -> None:
+        super().__init__(log_dir, sleep)
+        self.workers = workers
+        self.wait = wait
 
     def __call__(self, model: Any) -> SlowRunner:
         runner = super().__call__(model)
         base = runner.identity()
         runner.identity = lambda: {**base, "pid": os.getpid()}  # type: ignore[method-assign]
+        folder = Path(self.log_dir)
+        (folder / f"started-{os.getpid()}").touch()
+        inner_call = runner._call
+
+        def held(kind: str, inputs: Any, fn: Any) -> list[Any]:
+            deadline = time.monotonic() + self.wait
+            while len(list(folder.glob("started-*"))) < self.workers:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
+            return inner_call(kind, inputs, fn)
+
+        runner._call = held  # type: ignore[method-assign]
         return runner

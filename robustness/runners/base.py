@@ -107,14 +107,26 @@ def result_from_json(
 
 @runtime_checkable
 class Runner(Protocol):
-    """A model behind the three calls. ``identity()`` returns a JSON-able dict of everything
-    that determines the numbers a runner produces (backend, model and its revision, dtype,
-    device, batch size, chat handling); it goes into cache keys and table metadata."""
+    """A model behind the three calls, and everything a caller asks of it besides them.
+
+    ``backend`` and ``model_id`` name it. ``identity()`` returns a JSON-able dict of everything
+    that determines the numbers it produces (backend, model and its revision, dtype, device,
+    batch size, chat handling); it goes into cache keys and table metadata. ``uses_chat`` says
+    whether prompts should be given as chat messages (the model has a chat template, or the
+    server applies one, and chat is not turned off) rather than as plain text. ``close()``
+    releases what the runner holds (threads, connections, worker processes); a runner that holds
+    nothing makes it a no-op, and a closed runner may still be called (it reopens what it needs).
+    """
 
     backend: str
     model_id: str
 
+    @property
+    def uses_chat(self) -> bool: ...
+
     def identity(self) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...
 
     def generate(
         self,

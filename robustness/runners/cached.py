@@ -50,6 +50,32 @@ class CacheStats:
     stored: int = 0
 
 
+class MemoryCache:
+    """The two calls ``CachedRunner`` makes of a ``Cache``, in memory, for one run without a
+    cache file: identical requests are still computed once, and after a failed call the retry
+    one request at a time reuses the batches that had finished."""
+
+    def __init__(self) -> None:
+        self._values: dict[str, Any] = {}
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, Any]:
+        """The stored values of ``keys`` that are stored."""
+        return {k: self._values[k] for k in keys if k in self._values}
+
+    def put_many(self, rows: Sequence[tuple[str, str, Any, Any]]) -> int:
+        """Store ``(key, kind, request, value)`` rows; returns how many keys were new."""
+        added = 0
+        for key, _kind, _request, value in rows:
+            if key not in self._values:
+                self._values[key] = value
+                added += 1
+        return added
+
+    def close(self) -> None:
+        """Forget every value."""
+        self._values.clear()
+
+
 class CachedRunner:
     """Wrap ``runner`` so that every result goes through ``cache``.
 
@@ -58,7 +84,9 @@ class CachedRunner:
     is always one this exact configuration produced.
     """
 
-    def __init__(self, runner: Runner, cache: Cache, *, key_ignore: Collection[str] = ()) -> None:
+    def __init__(
+        self, runner: Runner, cache: Cache | MemoryCache, *, key_ignore: Collection[str] = ()
+    ) -> None:
         self.runner = runner
         self.cache = cache
         self.backend = runner.backend
@@ -86,6 +114,15 @@ class CachedRunner:
     def identity(self) -> dict[str, Any]:
         """The inner runner's identity (the cache adds nothing that changes results)."""
         return self.runner.identity()
+
+    @property
+    def uses_chat(self) -> bool:
+        """The inner runner's answer: the cache changes nothing about prompts."""
+        return self.runner.uses_chat
+
+    def close(self) -> None:
+        """Close the inner runner (the cache belongs to the caller and stays open)."""
+        self.runner.close()
 
     def key_identity(self) -> dict[str, Any]:
         """The identity fields that go into cache keys."""

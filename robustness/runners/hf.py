@@ -434,6 +434,14 @@ class HFRunner:
             "torch": torch.__version__.split("+")[0],
         }
 
+    @property
+    def uses_chat(self) -> bool:
+        """Whether prompts should be chat messages: the model has a template, chat not off."""
+        return self.has_chat_template and self.chat != "never"
+
+    def close(self) -> None:
+        """Nothing to release: the model is freed with the runner."""
+
     def _eos_ids(self) -> tuple[int, ...]:
         ids: set[int] = set()
         for source in (

@@ -69,9 +69,10 @@ def noise_floor(
         raise ModelError(f"the noise floor needs k >= 1 prompts, got {k}.")
     if not prompts:
         raise ModelError("the noise floor needs at least one prompt.")
-    inner = getattr(runner, "runner", None)
-    if inner is not None and hasattr(runner, "cache"):
-        runner = inner
+    from robustness.runners.cached import CachedRunner
+
+    if isinstance(runner, CachedRunner):
+        runner = runner.runner
     size = int(batch_size or getattr(runner, "batch_size", 8) or 8)
     chosen = rng.choice(len(prompts), size=min(k, len(prompts)), replace=False)
     indices = tuple(int(i) for i in chosen)

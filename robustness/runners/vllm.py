@@ -215,6 +215,14 @@ class VLLMRunner:
             "vllm": self.vllm_version,
         }
 
+    @property
+    def uses_chat(self) -> bool:
+        """Whether prompts should be chat messages: the model has a template, chat not off."""
+        return self.has_chat_template and self.chat != "never"
+
+    def close(self) -> None:
+        """Nothing to release: the model is freed with the runner."""
+
     # ----------------------------------------------------------------- engine calls
     def _params(self, **kwargs: Any) -> Any:
         return self._sampling_params(temperature=0.0, **kwargs)
