@@ -24,22 +24,40 @@ from analyses.agreement import (
 )
 from analyses.bootstrap import bootstrap_agreement, bootstrap_items
 from analyses.cochran import cochran_q
+from analyses.comparison import (
+    invalid_as_disagreement,
+    invalid_gaps,
+    invalid_rates,
+    shared_families,
+    type_table,
+)
+from analyses.contrasts import contrast_rows, contrasts_by_model
 from analyses.gee import DEFAULT_FORMULA, GEEResult, gee
 from analyses.marginal import marginal_means, type_contrasts
+from analyses.models import DATASET_FORMULA, TYPE_FORMULA, ModelFit, fit_models
 from analyses.paired import mcnemar
 from analyses.pipeline import AnalysisResult, analyze, analyze_path
 from analyses.posix import PosixResult, posix, posix_from_runner, posix_table
 from analyses.pss import pss, pss_items, summarize_pss
 from analyses.separation import find_separation
 from analyses.spread import format_accuracy, format_spread
+from analyses.summaries import (
+    confidence_sensitivity,
+    dataset_means,
+    flip_summary,
+    fragile_items,
+)
 from analyses.synthetic import synthetic_table
 from analyses.thompson import ThompsonResult, thompson_search
 from analyses.wald import wald_type2, wald_type3
 
 __all__ = [
+    "DATASET_FORMULA",
     "DEFAULT_FORMULA",
+    "TYPE_FORMULA",
     "AnalysisResult",
     "GEEResult",
+    "ModelFit",
     "PosixResult",
     "ThompsonResult",
     "accuracy",
@@ -51,11 +69,21 @@ __all__ = [
     "bootstrap_agreement",
     "bootstrap_items",
     "cochran_q",
+    "confidence_sensitivity",
+    "contrast_rows",
+    "contrasts_by_model",
+    "dataset_means",
     "find_separation",
+    "fit_models",
     "flip_rate",
+    "flip_summary",
     "format_accuracy",
     "format_spread",
+    "fragile_items",
     "gee",
+    "invalid_as_disagreement",
+    "invalid_gaps",
+    "invalid_rates",
     "item_agreement",
     "marginal_means",
     "mcnemar",
@@ -64,11 +92,13 @@ __all__ = [
     "posix_table",
     "pss",
     "pss_items",
+    "shared_families",
     "summarize_agreement",
     "summarize_pss",
     "synthetic_table",
     "thompson_search",
     "type_contrasts",
+    "type_table",
     "wald_type2",
     "wald_type3",
 ]
