@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, logit
 
-from perturbations.base import FAMILY_ORDER
+from robustness.names import FAMILY_ORDER
 
 #: The eight perturbation families of the toolkit, in their canonical order.
 FAMILIES: tuple[str, ...] = FAMILY_ORDER

@@ -80,6 +80,7 @@ def open_runner(model: ModelConfig) -> Any:
         device=model.device,
         batch_size=model.batch_size,
         chat=model.chat,
+        offline=model.offline,
         **dict(model.options),
     )
 
