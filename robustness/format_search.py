@@ -70,7 +70,7 @@ def format_search(
     arms = list(formats) if formats is not None else sample_formats(n_formats, seed)
     use_chat = uses_chat(runner) if chat is None else chat
 
-    def evaluate(fmt: Format, idx: np.ndarray) -> list[float]:
+    def evaluate(fmt: Any, idx: np.ndarray) -> list[float]:  # fmt: one of ``arms`` (a Format)
         specs = [default_spec(pool[int(i)]).with_(format=fmt) for i in idx]
         prompts = [s.messages() if use_chat else s.render() for s in specs]
         scores = runner.score_options(prompts, [list(s.labels) for s in specs])

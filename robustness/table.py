@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from robustness import names
-from robustness.errors import TableError
+from robustness.errors import TableError as TableError  # re-exported: analyses import it here
 
 METADATA_KEY = b"robustness"
 
