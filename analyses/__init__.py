@@ -18,6 +18,8 @@ is the reference prompt, not a perturbation category.
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 #: Public name -> the module that defines it.
@@ -129,3 +131,20 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *_EXPORTS})
+
+
+class _Package(types.ModuleType):
+    """This package's module type: a submodule never hides the function it is named after.
+
+    Importing ``analyses.gee`` (the module) binds it as the package attribute ``gee``; the
+    public name is the function ``gee`` it defines (likewise ``accuracy``, ``posix``, ``pss``),
+    as when this file imported them eagerly.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, types.ModuleType) and _EXPORTS.get(name) == value.__name__:
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -66,6 +66,12 @@ def test_the_lazy_package_lists_and_finds_every_public_name():
     import robustness.run  # noqa: F401
 
     assert callable(rb.run) and callable(rb.perturb) and callable(rb.format_search)
+    import analyses
+    import analyses.gee
+    import analyses.pss  # noqa: F401
+
+    assert callable(analyses.gee) and callable(analyses.pss)
+    assert set(analyses.__all__) <= set(dir(analyses))
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         rb.nope  # noqa: B018
 
