@@ -68,7 +68,7 @@ def test_the_lazy_package_lists_and_finds_every_public_name():
     assert callable(rb.run) and callable(rb.perturb) and callable(rb.format_search)
     import analyses
     import analyses.gee
-    import analyses.pss  # noqa: F401
+    import analyses.pss
 
     assert callable(analyses.gee) and callable(analyses.pss)
     assert set(analyses.__all__) <= set(dir(analyses))
