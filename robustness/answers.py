@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from robustness.errors import ModelError
 from robustness.answer_parser import parse_answer
+from robustness.errors import ModelError
 from robustness.runners.base import Prompt
 from robustness.study import ModelConfig
 from robustness.table import COLUMNS
