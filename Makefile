@@ -49,10 +49,10 @@ test: $(STAMP) sysdeps
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
 
-# No real model, no R, no Chromium: the quick loop while editing (under 2 minutes here).
+# No real model, no R, no Chromium, no ../shared data: the quick loop while editing.
 test-fast: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q -m "not slow and not r and not chromium"
+	$(BIN)/python -m pytest -q -m "not slow and not r and not chromium and not shared_data"
 
 # mypy on the three packages (configuration in pyproject.toml: strict for the core modules).
 typecheck: $(STAMP)

@@ -6,9 +6,9 @@ perturbation family and no torch; importing changes nothing in the process.
 
 >>> import robustness as rb
 >>> items = rb.demo_items()
->>> variants = rb.perturb(items[:1], families="all", n=2, seed=0)
->>> variants[0].category
-'original'
+>>> variants = rb.perturb(items[:1], families="option_order,framing", n=2, seed=0)
+>>> [v.variant_id for v in variants]
+['original/0', 'option_order/0', 'option_order/1', 'framing/0', 'framing/1']
 """
 
 from __future__ import annotations
