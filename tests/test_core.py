@@ -116,6 +116,16 @@ def test_thread_defaults_only_where_the_user_set_nothing(monkeypatch):
     assert apply_thread_defaults() == {} and "OMP_WAIT_POLICY" not in os.environ
 
 
+def test_the_runner_falls_back_to_one_thread_only_when_no_policy_was_set(monkeypatch):
+    # hf.configure_threads reads this: torch spins when nobody set a wait policy before it
+    from robustness import runners
+
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    assert runners.TORCH_IMPORTED_FIRST is True
+    monkeypatch.setenv("OMP_WAIT_POLICY", "PASSIVE")
+    assert runners.TORCH_IMPORTED_FIRST is False
+
+
 def test_the_cli_applies_the_thread_defaults_in_main_not_at_import():
     code = (
         "import json, os, sys\n"

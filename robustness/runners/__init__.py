@@ -117,8 +117,9 @@ def make_runner(
     :func:`robustness.runners.openai.make_openai_runner`); ``dtype`` and ``device`` are the
     server's business and are ignored. Every bad setting raises ModelError with one sentence.
 
-    The thread defaults (:func:`apply_thread_defaults`) are applied first, before any backend
-    can import torch.
+    ``offline`` is passed to ``hf`` loads only; ``vllm`` follows ``HF_HUB_OFFLINE`` and
+    ``openai`` loads nothing. The thread defaults (:func:`apply_thread_defaults`) are applied
+    first, before any backend can import torch.
     """
     apply_thread_defaults()
     if backend not in BACKENDS:
