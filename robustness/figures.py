@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from robustness.names import FAMILY_ORDER
+from perturbations.base import FAMILY_ORDER
 
 TYPE_COLORS = {"objective": "#1f77b4", "subjective": "#d62728"}
 

@@ -57,7 +57,7 @@ def format_search(
 
     >>> import robustness as rb  # doctest: +SKIP
     >>> from robustness.runners import make_runner  # doctest: +SKIP
-    >>> items = [i for i in rb.demo_items() if i.answer is not None]  # doctest: +SKIP
+    >>> items = [i for i in rb.demo_items() if i.dataset_type == "objective"]  # doctest: +SKIP
     >>> res = format_search(items, make_runner(), budget=300)  # doctest: +SKIP
     >>> res.best_format, res.spread  # doctest: +SKIP
     """
@@ -70,7 +70,7 @@ def format_search(
     arms = list(formats) if formats is not None else sample_formats(n_formats, seed)
     use_chat = uses_chat(runner) if chat is None else chat
 
-    def evaluate(fmt: Any, idx: np.ndarray) -> list[float]:  # fmt: one of ``arms`` (a Format)
+    def evaluate(fmt: Format, idx: np.ndarray) -> list[float]:
         specs = [default_spec(pool[int(i)]).with_(format=fmt) for i in idx]
         prompts = [s.messages() if use_chat else s.render() for s in specs]
         scores = runner.score_options(prompts, [list(s.labels) for s in specs])

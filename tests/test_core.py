@@ -72,6 +72,8 @@ def test_the_lazy_package_lists_and_finds_every_public_name():
 
     assert callable(analyses.gee) and callable(analyses.pss)
     assert set(analyses.__all__) <= set(dir(analyses))
+    for name in analyses.__all__:  # every lazy name resolves to its module's object
+        assert getattr(analyses, name) is not None, name
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         rb.nope  # noqa: B018
 
