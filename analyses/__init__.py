@@ -14,42 +14,65 @@ perturbation category.
 ['term', 'dof', 'chi2', 'p_value']
 """
 
-from analyses.accuracy import accuracy, accuracy_drop
-from analyses.agreement import (
-    agreement_rows,
-    agreement_table,
-    flip_rate,
-    item_agreement,
-    summarize_agreement,
-)
-from analyses.bootstrap import bootstrap_agreement, bootstrap_items
-from analyses.cochran import cochran_q
-from analyses.comparison import (
-    invalid_as_disagreement,
-    invalid_gaps,
-    invalid_rates,
-    shared_families,
-    type_table,
-)
-from analyses.contrasts import contrast_rows, contrasts_by_model
-from analyses.gee import DEFAULT_FORMULA, GEEResult, gee
-from analyses.marginal import marginal_means, type_contrasts
-from analyses.models import DATASET_FORMULA, TYPE_FORMULA, ModelFit, fit_models
-from analyses.paired import mcnemar
-from analyses.pipeline import AnalysisResult, analyze, analyze_path
-from analyses.posix import PosixResult, posix, posix_from_runner, posix_table
-from analyses.pss import pss, pss_items, summarize_pss
-from analyses.separation import find_separation
-from analyses.spread import format_accuracy, format_spread
-from analyses.summaries import (
-    confidence_sensitivity,
-    dataset_means,
-    flip_summary,
-    fragile_items,
-)
-from analyses.synthetic import synthetic_table
-from analyses.thompson import ThompsonResult, thompson_search
-from analyses.wald import wald_type2, wald_type3
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
+#: Public name -> the module that defines it.
+_EXPORTS: dict[str, str] = {
+    "AnalysisResult": "analyses.pipeline",
+    "DATASET_FORMULA": "analyses.models",
+    "DEFAULT_FORMULA": "analyses.gee",
+    "GEEResult": "analyses.gee",
+    "ModelFit": "analyses.models",
+    "PosixResult": "analyses.posix",
+    "TYPE_FORMULA": "analyses.models",
+    "ThompsonResult": "analyses.thompson",
+    "accuracy": "analyses.accuracy",
+    "accuracy_drop": "analyses.accuracy",
+    "agreement_rows": "analyses.agreement",
+    "agreement_table": "analyses.agreement",
+    "analyze": "analyses.pipeline",
+    "analyze_path": "analyses.pipeline",
+    "bootstrap_agreement": "analyses.bootstrap",
+    "bootstrap_items": "analyses.bootstrap",
+    "cochran_q": "analyses.cochran",
+    "confidence_sensitivity": "analyses.summaries",
+    "contrast_rows": "analyses.contrasts",
+    "contrasts_by_model": "analyses.contrasts",
+    "dataset_means": "analyses.summaries",
+    "find_separation": "analyses.separation",
+    "fit_models": "analyses.models",
+    "flip_rate": "analyses.agreement",
+    "flip_summary": "analyses.summaries",
+    "format_accuracy": "analyses.spread",
+    "format_spread": "analyses.spread",
+    "fragile_items": "analyses.summaries",
+    "gee": "analyses.gee",
+    "invalid_as_disagreement": "analyses.comparison",
+    "invalid_gaps": "analyses.comparison",
+    "invalid_rates": "analyses.comparison",
+    "item_agreement": "analyses.agreement",
+    "marginal_means": "analyses.marginal",
+    "mcnemar": "analyses.paired",
+    "posix": "analyses.posix",
+    "posix_from_runner": "analyses.posix",
+    "posix_table": "analyses.posix",
+    "pss": "analyses.pss",
+    "pss_items": "analyses.pss",
+    "shared_families": "analyses.comparison",
+    "summarize_agreement": "analyses.agreement",
+    "summarize_pss": "analyses.pss",
+    "synthetic_table": "analyses.synthetic",
+    "thompson_search": "analyses.thompson",
+    "type_contrasts": "analyses.marginal",
+    "type_table": "analyses.comparison",
+    "wald_type2": "analyses.wald",
+    "wald_type3": "analyses.wald",
+}
 
 __all__ = [
     "DATASET_FORMULA",
@@ -102,3 +125,72 @@ __all__ = [
     "wald_type2",
     "wald_type3",
 ]
+
+if TYPE_CHECKING:  # the names as type checkers and editors see them
+    from analyses.accuracy import accuracy, accuracy_drop
+    from analyses.agreement import (
+        agreement_rows,
+        agreement_table,
+        flip_rate,
+        item_agreement,
+        summarize_agreement,
+    )
+    from analyses.bootstrap import bootstrap_agreement, bootstrap_items
+    from analyses.cochran import cochran_q
+    from analyses.comparison import (
+        invalid_as_disagreement,
+        invalid_gaps,
+        invalid_rates,
+        shared_families,
+        type_table,
+    )
+    from analyses.contrasts import contrast_rows, contrasts_by_model
+    from analyses.gee import DEFAULT_FORMULA, GEEResult, gee
+    from analyses.marginal import marginal_means, type_contrasts
+    from analyses.models import DATASET_FORMULA, TYPE_FORMULA, ModelFit, fit_models
+    from analyses.paired import mcnemar
+    from analyses.pipeline import AnalysisResult, analyze, analyze_path
+    from analyses.posix import PosixResult, posix, posix_from_runner, posix_table
+    from analyses.pss import pss, pss_items, summarize_pss
+    from analyses.separation import find_separation
+    from analyses.spread import format_accuracy, format_spread
+    from analyses.summaries import (
+        confidence_sensitivity,
+        dataset_means,
+        flip_summary,
+        fragile_items,
+    )
+    from analyses.synthetic import synthetic_table
+    from analyses.thompson import ThompsonResult, thompson_search
+    from analyses.wald import wald_type2, wald_type3
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module 'analyses' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
+
+class _Package(types.ModuleType):
+    """This package's module type: a submodule never hides the function it is named after.
+
+    Importing ``analyses.gee`` (the module) binds it as the package attribute ``gee``; the
+    public name is the function ``gee`` it defines (likewise ``accuracy``, ``posix``, ``pss``),
+    as when this file imported them eagerly.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, types.ModuleType) and _EXPORTS.get(name) == value.__name__:
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

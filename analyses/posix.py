@@ -35,7 +35,9 @@ class LoglikelihoodRunner(Protocol):
     def loglikelihood(self, pairs: Sequence[tuple[Any, str]]) -> list[Any]: ...
 
 
-def posix(loglik: np.ndarray | Sequence[Sequence[float]], lengths: Sequence[float]) -> float:
+def posix(
+    loglik: np.ndarray | Sequence[Sequence[float]], lengths: np.ndarray | Sequence[float]
+) -> float:
     """POSIX psi of one prompt set from its log-likelihood matrix (see the module docstring).
 
     Parameters

@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, logit
 
-from perturbations.base import FAMILY_ORDER
+from robustness.names import FAMILY_ORDER
 
 #: The eight perturbation families of the toolkit, in their canonical order.
 FAMILIES: tuple[str, ...] = FAMILY_ORDER
@@ -339,7 +339,8 @@ def synthetic_table(
     labels = _LABELS[answer]
     raw = labels.copy()
     raw[~valid] = [_REFUSAL_TEXT[r] for r in reason[~valid]]
-    label_col = np.where(valid, labels, None)
+    label_col = labels.astype(object)
+    label_col[~valid] = None
     params = np.array(
         ['{"family": "original"}']
         + [json.dumps({"family": c, "index": v}) for c in cats for v in range(n_variants)],

@@ -35,7 +35,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from robustness.runners import make_runner  # noqa: E402  (sets OMP_WAIT_POLICY before torch)
+from robustness.runners import apply_thread_defaults, make_runner  # noqa: E402
+
+apply_thread_defaults()  # OMP_WAIT_POLICY=PASSIVE before torch, unless set
 
 DATA = ROOT.parent / "shared" / "data"
 FILES = ("mmlu.jsonl", "arc_challenge.jsonl", "political_compass.jsonl")

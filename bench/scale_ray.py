@@ -42,7 +42,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import robustness.runners  # noqa: E402,F401  (sets OMP_WAIT_POLICY before torch)
+from robustness.runners import apply_thread_defaults  # noqa: E402
+
+apply_thread_defaults()  # OMP_WAIT_POLICY=PASSIVE before torch, unless set
 
 FAMILIES = ["option_order", "label_substitution", "formatting"]
 

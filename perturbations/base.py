@@ -1,38 +1,44 @@
-"""The interface every perturbation family implements, the registry, and seeding.
+"""The interface every perturbation family implements and the registry.
 
 A family changes one part of a prompt spec and keeps its meaning.  It yields
 candidate specs from a ``numpy.random.Generator``; :meth:`Family.perturb` keeps
 the first ``n`` whose rendered text differs from the original and from each
 other.  The generator is seeded from (study seed, dataset, item id, family), so
-adding an item or a family never changes another's variants.
+adding an item or a family never changes another's variants.  The generators live in
+:mod:`robustness.seeding` and the family names in :mod:`robustness.names`; both are
+re-exported here for the imports that already use them.
 """
 
 from __future__ import annotations
 
-import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-if TYPE_CHECKING:  # no runtime import: `import perturbations` must not need robustness first
+from robustness.errors import StudyError
+from robustness.names import FAMILY_ORDER
+from robustness.seeding import _rng as _rng  # re-exported for older imports
+from robustness.seeding import family_rng, study_rng
+
+if TYPE_CHECKING:
     from robustness.items import Item
     from robustness.prompts import PromptSpec
 
-Candidate = tuple["PromptSpec", dict[str, Any]]
+__all__ = [
+    "FAMILY_ORDER",
+    "REGISTRY",
+    "Candidate",
+    "Family",
+    "family_rng",
+    "make_family",
+    "register",
+    "rng_for",
+    "study_rng",
+]
 
-#: The eight families, in the order tables and reports list them.
-FAMILY_ORDER = (
-    "option_order",
-    "label_substitution",
-    "spelling_noise",
-    "lexical_substitution",
-    "paraphrase",
-    "formatting",
-    "logical_equivalence",
-    "framing",
-)
+Candidate = tuple["PromptSpec", dict[str, Any]]
 
 REGISTRY: dict[str, type[Family]] = {}
 
@@ -40,28 +46,9 @@ REGISTRY: dict[str, type[Family]] = {}
 def register(cls: type[Family]) -> type[Family]:
     """Class decorator: make a family available by its ``name``."""
     if cls.name in REGISTRY and REGISTRY[cls.name] is not cls:
-        raise ValueError(f"a family named {cls.name!r} is already registered")
+        raise StudyError(f"a family named {cls.name!r} is already registered")
     REGISTRY[cls.name] = cls
     return cls
-
-
-def _rng(seed: int, key: str) -> np.random.Generator:
-    digest = hashlib.sha256(key.encode()).digest()
-    words = [int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4)]
-    return np.random.default_rng(np.random.SeedSequence([int(seed), *words]))
-
-
-def family_rng(seed: int, item: Item, family: str) -> np.random.Generator:
-    """The generator for one (seed, item, family): independent of every other item and family.
-
-    A family with ``same_for_all_items`` gets :func:`study_rng` instead.
-    """
-    return _rng(seed, f"{item.dataset}\x1f{item.item_id}\x1f{family}")
-
-
-def study_rng(seed: int, family: str) -> np.random.Generator:
-    """The generator of a family whose variants are the same for every item (one per call)."""
-    return _rng(seed, f"\x1fstudy\x1f{family}")
 
 
 def rng_for(seed: int, item: Item, family: Family) -> np.random.Generator:
@@ -84,7 +71,7 @@ class Family(ABC):
     def __init__(self, **params: Any) -> None:
         unknown = set(params) - set(self.parameters())
         if unknown:
-            raise ValueError(
+            raise StudyError(
                 f"family {self.name!r} has no parameter(s) {', '.join(sorted(unknown))}; "
                 f"it takes {', '.join(sorted(self.parameters())) or 'none'}"
             )
@@ -126,7 +113,7 @@ def make_family(name: str, **params: Any) -> Family:
     try:
         cls = REGISTRY[name]
     except KeyError:
-        raise ValueError(
+        raise StudyError(
             f"unknown perturbation family {name!r}; known: {', '.join(FAMILY_ORDER)}"
         ) from None
     return cls(**params)

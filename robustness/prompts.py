@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from robustness.errors import ItemError, StudyError
 from robustness.items import Item
 
 CASINGS = ("title", "upper", "lower")
@@ -66,16 +67,23 @@ class Format:
     instruction_position: str = "before"
 
     def __post_init__(self) -> None:
+        where = "prompt format"
         if self.casing not in CASINGS:
-            raise ValueError(f"casing {self.casing!r} is not one of {CASINGS}")
+            raise StudyError(f"{where}: casing {self.casing!r} is not one of {CASINGS}.")
         if self.option_layout not in LAYOUTS:
-            raise ValueError(f"option_layout {self.option_layout!r} is not one of {LAYOUTS}")
+            raise StudyError(
+                f"{where}: option_layout {self.option_layout!r} is not one of {LAYOUTS}."
+            )
         if self.instruction_position not in POSITIONS:
-            raise ValueError(f"instruction_position must be one of {POSITIONS}")
+            raise StudyError(f"{where}: instruction_position must be one of {POSITIONS}.")
         if self.label_wrapper.count("{}") != 1:
-            raise ValueError(f"label_wrapper {self.label_wrapper!r} needs exactly one '{{}}'")
+            raise StudyError(
+                f"{where}: label_wrapper {self.label_wrapper!r} needs exactly one '{{}}'."
+            )
         if not self.answer_descriptor.strip():
-            raise ValueError("answer_descriptor must not be empty: it is the answer cue")
+            raise StudyError(
+                f"{where}: answer_descriptor must not be empty (it is the answer cue)."
+            )
 
     def cased(self, descriptor: str) -> str:
         if self.casing == "upper":
@@ -146,11 +154,11 @@ class PromptSpec:
         object.__setattr__(self, "order", tuple(int(i) for i in self.order))
         k = len(self.options)
         if len(self.labels) != k or len(self.order) != k:
-            raise ValueError("options, labels and order must have the same length")
+            raise StudyError("prompt spec: options, labels and order must have the same length")
         if sorted(self.order) != list(range(k)):
-            raise ValueError(f"order {self.order} is not a permutation of 0..{k - 1}")
+            raise StudyError(f"prompt spec: order {self.order} is not a permutation of 0..{k - 1}")
         if len(set(self.labels)) != k:
-            raise ValueError(f"labels {self.labels} are not unique")
+            raise StudyError(f"prompt spec: labels {self.labels} are not unique")
 
     # -- text ----------------------------------------------------------------------------
 
@@ -247,7 +255,9 @@ def default_spec(item: Item, exemplars: Sequence[Exemplar] = ()) -> PromptSpec:
     """The unperturbed prompt of an item: labels A, B, C ..., canonical order, default format."""
     k = item.n_options
     if k > len(UPPER_LETTERS):
-        raise ValueError(f"item {item.item_id!r} has {k} options; at most 26 are supported")
+        raise ItemError(
+            f"item {item.item_id!r} of {item.dataset!r} has {k} options; at most 26 are supported."
+        )
     return PromptSpec(
         instruction=default_instruction(item),
         question=item.question,

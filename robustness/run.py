@@ -124,9 +124,12 @@ def run(
 
     Examples
     --------
-    >>> import robustness as rb                                  # doctest: +SKIP
-    >>> vs = rb.perturb(rb.demo_items()[:3], families="option_order", n=2)
-    >>> table = rb.run(vs, [rb.model("embedded", mode="choice")], cache="runs.sqlite")
+    Not run by the doctests (it loads the embedded model; ``tests/test_run.py`` runs it):
+
+    >>> import robustness as rb  # doctest: +SKIP
+    >>> vs = rb.perturb(rb.demo_items()[:3], families="option_order", n=2)  # doctest: +SKIP
+    >>> models = [rb.model("embedded", mode="choice")]  # doctest: +SKIP
+    >>> table = rb.run(vs, models, cache="runs.sqlite")  # doctest: +SKIP
     """
     from robustness.cache import Cache
     from robustness.runners.cached import MemoryCache

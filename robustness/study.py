@@ -18,7 +18,8 @@ A study file is TOML::
     [[models]]
     name = "smollm2-135m"
     backend = "hf"            # hf | vllm | openai
-    model = "embedded"        # or a local path / model id already on disk
+    model = "embedded"        # or a local path / a Hugging Face model id (downloaded if missing)
+    offline = true            # optional: only files already on disk (unset: follow HF_HUB_OFFLINE)
     mode = "choice"           # choice | cloze | generate
     batch_size = 16
     dtype = "float32"
@@ -42,11 +43,8 @@ from pathlib import Path
 from typing import Any
 
 from robustness.errors import StudyError
+from robustness.names import BACKENDS, DTYPES, MODES
 from robustness.perturb import resolve_families
-
-MODES = ("choice", "cloze", "generate")  # the long table's ``mode`` values
-BACKENDS = ("hf", "vllm", "openai")
-DTYPES = ("float32", "bfloat16", "float16", "auto")
 
 
 @dataclass(frozen=True)
@@ -62,6 +60,8 @@ class ModelConfig:
     device: str = "auto"
     chat: bool | str = "auto"
     max_new_tokens: int = 16
+    #: Hub access for ``hf``: True only files on disk, False download, None follow HF_HUB_OFFLINE.
+    offline: bool | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -79,6 +79,10 @@ class ModelConfig:
                 f"model {self.name!r}: unknown dtype {self.dtype!r}; use one of "
                 f"{', '.join(DTYPES)}."
             )
+        if self.offline is not None and not isinstance(self.offline, bool):
+            raise StudyError(
+                f"model {self.name!r}: offline must be true or false, got {self.offline!r}."
+            )
         if int(self.batch_size) < 1 or int(self.max_new_tokens) < 1:
             raise StudyError(f"model {self.name!r}: batch_size and max_new_tokens must be >= 1.")
 
@@ -89,7 +93,11 @@ class ModelConfig:
 
 
 def model(model: str = "embedded", **kwargs: Any) -> ModelConfig:
-    """A model for :func:`robustness.run`: ``rb.model("embedded", mode="choice")``."""
+    """A model for :func:`robustness.run`: ``rb.model("embedded", mode="choice")``.
+
+    ``kwargs`` are :class:`ModelConfig` fields, e.g. ``rb.model("org/name", offline=True)``
+    to use only files already on disk (``offline`` unset follows ``HF_HUB_OFFLINE``).
+    """
     kwargs.setdefault("name", "smollm2-135m" if model == "embedded" else Path(model).name)
     return ModelConfig(model=model, **kwargs)
 

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from robustness import items
-from robustness.errors import TableError
+from robustness import names
+from robustness.errors import TableError as TableError  # re-exported: analyses import it here
 
 METADATA_KEY = b"robustness"
 
@@ -80,9 +80,9 @@ OPTIONAL_EXTRAS: tuple[str, ...] = ("scale", "n_options", "prompt")
 #: The columns that identify a row; no two rows may share them.
 KEY_COLUMNS: tuple[str, ...] = ("study", "model", "dataset", "item_id", "category", "variant_id")
 
-DATASET_TYPES = frozenset(items.DATASET_TYPES)
-MODES = frozenset({"choice", "cloze", "generate"})  # robustness.study.MODES
-SCALES = frozenset(items.SCALES)
+DATASET_TYPES = frozenset(names.DATASET_TYPES)
+MODES = frozenset(names.MODES)
+SCALES = frozenset(names.SCALES)
 
 _TRUE = frozenset({"true", "1", "yes", "t"})
 _FALSE = frozenset({"false", "0", "no", "f"})

@@ -8,9 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from robustness.items import Item
+from robustness.names import ORIGINAL as ORIGINAL  # re-exported: imported from here
 from robustness.prompts import PromptSpec
-
-ORIGINAL = "original"
 
 
 @dataclass(frozen=True)

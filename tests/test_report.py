@@ -175,6 +175,7 @@ def browser(exe: str, profile: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([exe, *flags, *args], capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.chromium
 def test_report_renders_in_headless_chromium_with_every_image(report, tmp_path):
     exe = chromium()
     html = report[1]["html"]

@@ -17,8 +17,8 @@ take it; stale temporary folders are removed by the next conversion. Before the 
 converted copy is reloaded and its logits compared with the GGUF-loaded model's on a probe
 prompt, so a conversion that changes the model fails loudly instead of silently.
 
-Nothing here touches the network: every load passes ``local_files_only=True`` and the package
-sets ``HF_HUB_OFFLINE=1`` unless the user chose otherwise.
+Nothing here touches the network: every load passes ``local_files_only=True`` (the files come
+from an installed package).
 """
 
 from __future__ import annotations

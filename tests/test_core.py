@@ -1,0 +1,197 @@
+"""The core's vocabularies and seeding, its error classes, and the process settings that moved
+out of import time: thread defaults (``apply_thread_defaults``) and Hub access (``offline``)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import robustness as rb
+from robustness import names, seeding
+from robustness.errors import ItemError, ModelError, RobustnessError, StudyError
+from robustness.study import ModelConfig, study_from_dict
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+# -- vocabularies and seeding -------------------------------------------------------------------
+
+
+def test_every_vocabulary_is_the_one_in_names():
+    import perturbations
+    from analyses import synthetic
+    from robustness import items, runners, study, table
+
+    assert perturbations.FAMILY_ORDER is names.FAMILY_ORDER
+    assert synthetic.FAMILIES is names.FAMILY_ORDER
+    assert set(perturbations.REGISTRY) == set(names.FAMILY_ORDER)
+    assert items.DATASET_TYPES is names.DATASET_TYPES and items.SCALES is names.SCALES
+    assert frozenset(names.MODES) == table.MODES
+    assert frozenset(names.SCALES) == table.SCALES
+    assert study.BACKENDS is runners.BACKENDS is names.BACKENDS
+    assert study.DTYPES is runners.DTYPE_NAMES is names.DTYPES
+    assert study.MODES is names.MODES
+
+
+def test_the_generators_are_reexported_and_seeded_from_the_key():
+    from perturbations import base
+
+    assert base.family_rng is seeding.family_rng and base.study_rng is seeding.study_rng
+    assert base._rng is seeding._rng
+    # an independent derivation: the first 16 bytes of SHA-256(key) as four little-endian words
+    key = "demo\x1fq1\x1foption_order"
+    digest = hashlib.sha256(key.encode()).digest()
+    words = [int.from_bytes(digest[i : i + 4], "little") for i in (0, 4, 8, 12)]
+    want = np.random.Generator(np.random.PCG64(np.random.SeedSequence([7, *words])))
+    item = rb.Item("q1", "demo", "objective", "Q?", ("a", "b"), answer=0)
+    got = seeding.family_rng(7, item, "option_order")
+    assert np.array_equal(got.integers(0, 2**31, 8), want.integers(0, 2**31, 8))
+    assert (
+        seeding.study_rng(7, "formatting").random() != seeding.study_rng(8, "formatting").random()
+    )
+
+
+def test_the_lazy_package_lists_and_finds_every_public_name():
+    assert set(rb.__all__) <= set(dir(rb))
+    for name in rb.__all__:
+        assert getattr(rb, name) is not None, name
+    # importing the module robustness.run must not hide the function robustness.run
+    import robustness.run  # noqa: F401
+
+    assert callable(rb.run) and callable(rb.perturb) and callable(rb.format_search)
+    import analyses
+    import analyses.gee
+    import analyses.pss
+
+    assert callable(analyses.gee) and callable(analyses.pss)
+    assert set(analyses.__all__) <= set(dir(analyses))
+    for name in analyses.__all__:  # every lazy name resolves to its module's object
+        assert getattr(analyses, name) is not None, name
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        rb.nope  # noqa: B018
+
+
+# -- errors through the project's classes --------------------------------------------------------
+
+
+def test_core_errors_are_the_projects_classes():
+    with pytest.raises(StudyError, match="prompt format: casing 'loud'"):
+        rb.Format(casing="loud")
+    spec = rb.default_spec(rb.Item("q", "d", "objective", "Q?", ("a", "b"), answer=0))
+    with pytest.raises(StudyError, match="prompt spec: labels"):
+        spec.with_(labels=("A", "A"))
+    many = rb.Item("big", "d", "objective", "Q?", tuple(f"o{i}" for i in range(27)), answer=0)
+    with pytest.raises(ItemError, match="'big' of 'd' has 27 options"):
+        rb.default_spec(many)
+    with pytest.raises(StudyError, match="unknown perturbation family 'nope'"):
+        rb.perturb([], families="nope")
+    with pytest.raises(StudyError, match="n must be >= 0"):
+        rb.perturb([], n=-1)
+    from perturbations import make_family
+
+    with pytest.raises(StudyError, match="has no parameter"):
+        make_family("option_order", colour=1)
+    assert issubclass(StudyError, RobustnessError) and issubclass(StudyError, ValueError)
+
+
+# -- thread defaults -----------------------------------------------------------------------------
+
+
+def test_thread_defaults_only_where_the_user_set_nothing(monkeypatch):
+    from robustness.runners import apply_thread_defaults
+
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    monkeypatch.delitem(sys.modules, "torch", raising=False)
+    assert apply_thread_defaults() == {"OMP_WAIT_POLICY": "PASSIVE"}
+    assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    assert apply_thread_defaults() == {} and os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
+    monkeypatch.delenv("OMP_WAIT_POLICY")
+    monkeypatch.setitem(sys.modules, "torch", sys.modules.get("numpy"))  # torch already loaded
+    assert apply_thread_defaults() == {} and "OMP_WAIT_POLICY" not in os.environ
+
+
+def test_the_runner_falls_back_to_one_thread_only_when_no_policy_was_set(monkeypatch):
+    # hf.configure_threads reads this: torch spins when nobody set a wait policy before it
+    from robustness import runners
+
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    assert runners.TORCH_IMPORTED_FIRST is True
+    monkeypatch.setenv("OMP_WAIT_POLICY", "PASSIVE")
+    assert runners.TORCH_IMPORTED_FIRST is False
+
+
+def test_the_cli_applies_the_thread_defaults_in_main_not_at_import():
+    code = (
+        "import json, os, sys\n"
+        "import robustness.cli as cli\n"
+        "at_import = os.environ.get('OMP_WAIT_POLICY')\n"
+        "sys.argv = ['robustness', '--help']\n"
+        "try:\n    cli.main()\nexcept SystemExit:\n    pass\n"
+        "print(json.dumps([at_import, os.environ.get('OMP_WAIT_POLICY')]))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [None, "PASSIVE"]
+
+
+# -- offline -------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def loads(monkeypatch):
+    """Record HFRunner.from_pretrained's arguments instead of loading anything."""
+    hf = pytest.importorskip("robustness.runners.hf")
+    seen: list[dict] = []
+
+    def fake(cls, source, **kwargs):
+        seen.append({"source": source, **kwargs})
+        return "runner"
+
+    monkeypatch.setattr(hf.HFRunner, "from_pretrained", classmethod(fake))
+    return seen
+
+
+def test_make_runner_passes_offline_through(loads):
+    from robustness.runners import make_runner
+
+    assert make_runner("hf", "org/name", device="cpu", offline=True) == "runner"
+    assert make_runner("hf", "org/name", device="cpu", offline=False) == "runner"
+    make_runner("hf", "org/name", device="cpu")
+    assert [seen.get("offline", "unset") for seen in loads] == [True, False, "unset"]
+    assert loads[0]["source"] == "org/name"
+    with pytest.raises(ModelError, match="offline must be true, false or unset, got 'yes'"):
+        make_runner("hf", "org/name", offline="yes")
+
+
+def test_a_study_and_rb_model_carry_offline_to_the_runner(loads):
+    from robustness.executors import open_runner
+
+    study = study_from_dict({"models": [{"name": "m", "model": "org/name", "offline": True}]})
+    assert study.models[0].offline is True
+    open_runner(study.models[0])
+    assert loads[-1]["offline"] is True
+    assert rb.model("org/name", offline=False).offline is False
+    assert ModelConfig().offline is None
+    with pytest.raises(StudyError, match="offline must be true or false, got 'yes'"):
+        study_from_dict({"models": [{"name": "m", "offline": "yes"}]})
+
+
+def test_the_encoder_families_name_the_extra_when_torch_is_missing(monkeypatch):
+    from perturbations import similarity
+
+    monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` now raises ImportError
+    with pytest.raises(ModelError, match=r"robustness\[models\]") as info:
+        similarity.MiniLMSimilarity().load()
+    assert "lexical_substitution and paraphrase" in str(info.value)
+    assert "torch not installed" in str(info.value)

@@ -1,0 +1,231 @@
+"""The import layers (DESIGN.md, "Layout and layers"), read from the source with ``ast``.
+
+1. core (``robustness/`` items, prompts, variants, table, errors, loaders, answer parser, cache,
+   names, seeding, and the lazy package ``__init__``) imports nothing of the project above it;
+2. ``perturbations/``, ``analyses/`` and ``robustness/runners/`` import only the core and
+   themselves, never each other;
+3. orchestration (every other ``robustness/`` module) is the only place that imports across.
+
+Imports deferred into functions count; imports under ``if TYPE_CHECKING:`` do not (they never
+run). A second group of tests runs Python in a subprocess and shows that importing the packages
+changes no environment variable and loads no torch.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGES = ("robustness", "perturbations", "analyses")
+
+#: The core modules of ``robustness/`` (everything else there, outside runners/, orchestrates).
+CORE = frozenset(
+    {
+        "robustness",
+        "robustness.errors",
+        "robustness.names",
+        "robustness.seeding",
+        "robustness.items",
+        "robustness.prompts",
+        "robustness.variants",
+        "robustness.table",
+        "robustness.loaders",
+        "robustness.answer_parser",
+        "robustness.cache",
+    }
+)
+#: The middle layer: packages that may import only the core and themselves.
+MIDDLE = ("perturbations", "analyses", "robustness.runners")
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for pkg in PACKAGES:
+        for path in sorted((REPO / pkg).rglob("*.py")):
+            parts = path.relative_to(REPO).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            out[".".join(parts)] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def layer(module: str) -> str:
+    """``core``, the middle package's name, or ``orchestration``."""
+    if module in CORE:
+        return "core"
+    for pkg in MIDDLE:
+        if module == pkg or module.startswith(pkg + "."):
+            return pkg
+    return "orchestration"
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _runtime_nodes(tree: ast.AST):
+    """Every node that can run: the bodies of ``if TYPE_CHECKING:`` are left out."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            stack.extend(node.orelse)
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def project_imports(module: str, path: Path) -> set[str]:
+    """The project modules ``module`` imports at run time (top level or deferred)."""
+    is_package = path.name == "__init__.py"
+    found: set[str] = set()
+    for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = module.split(".") if is_package else module.split(".")[:-1]
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, base] if base else anchor)
+            names = [
+                f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base
+                for alias in node.names
+            ]
+        else:
+            continue
+        for name in names:
+            # `import a.b.c` runs a, a.b and a.b.c: the deepest project module is the one named
+            while name and name not in MODULES:
+                name = name.rpartition(".")[0]
+            if name and name.split(".")[0] in PACKAGES:
+                found.add(name)
+    return found
+
+
+def allowed(src: str, dst: str) -> bool:
+    """Whether a module in layer ``src`` may import one in layer ``dst``."""
+    if dst == "core" or src == "orchestration":
+        return True
+    return src == dst
+
+
+def test_every_module_is_read():
+    assert {"robustness.names", "robustness.seeding", "analyses.wald", "perturbations.base"} <= set(
+        MODULES
+    )
+    assert layer("robustness.runners.hf") == "robustness.runners"
+    assert layer("robustness.run") == "orchestration"
+
+
+def test_the_reader_sees_deferred_relative_and_submodule_imports(tmp_path):
+    source = tmp_path / "m.py"
+    source.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    import analyses.gee\n"
+        "def f():\n    from robustness import runners\n    import perturbations.base\n"
+        "from . import wald\n"
+    )
+    found = project_imports("analyses.x", source)
+    assert found == {"robustness.runners", "perturbations.base", "analyses.wald"}
+
+
+def test_import_layers():
+    broken = []
+    for module, path in MODULES.items():
+        src = layer(module)
+        for dst_module in sorted(project_imports(module, path)):
+            dst = layer(dst_module)
+            if not allowed(src, dst):
+                broken.append(f"{module} ({src}) imports {dst_module} ({dst})")
+    assert not broken, "imports against the layers:\n" + "\n".join(broken)
+
+
+def test_the_core_imports_no_model_library():
+    heavy = {"torch", "transformers", "accelerate", "safetensors", "gguf", "vllm", "ray"}
+    for module in sorted(CORE):
+        tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+        for node in _runtime_nodes(tree):
+            if isinstance(node, ast.Import):
+                roots = {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                roots = {node.module.split(".")[0]}
+            else:
+                continue
+            assert not roots & heavy, f"{module} imports {roots & heavy}"
+
+
+def _python(code: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+_REPORT = """
+after = dict(os.environ)
+changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+heavy = sorted(m for m in ("torch", "transformers", "vllm", "ray") if m in sys.modules)
+print(json.dumps({"changed": changed, "heavy": heavy,
+                  "project": sorted(m for m in sys.modules if m.split(".")[0] in PKGS)}))
+"""
+
+
+def test_importing_analyses_changes_nothing_and_loads_no_model_code():
+    code = (
+        "import json, os, sys\nPKGS = ('robustness', 'perturbations', 'analyses')\n"
+        "before = dict(os.environ)\n"
+        "import analyses, robustness\n"
+        "analyses.gee, analyses.synthetic_table, analyses.analyze, robustness.read_table\n"
+        + _REPORT
+    )
+    seen = _python(code)
+    assert seen["changed"] == []
+    assert seen["heavy"] == []
+    assert not [m for m in seen["project"] if m.startswith(("perturbations", "robustness.run"))]
+
+
+def test_import_analyses_wald_loads_only_what_it_needs():
+    code = (
+        "import json, os, sys\nPKGS = ('robustness', 'perturbations', 'analyses')\n"
+        "before = dict(os.environ)\nimport analyses.wald\n" + _REPORT
+    )
+    seen = _python(code)
+    assert seen["project"] == ["analyses", "analyses.wald"]
+
+
+@pytest.mark.slow
+def test_importing_every_module_changes_no_environment_variable():
+    code = (
+        "import importlib, json, os, pkgutil, sys\n"
+        "PKGS = ('robustness', 'perturbations', 'analyses')\n"
+        "before = dict(os.environ)\n"
+        "for pkg in PKGS:\n"
+        "    p = importlib.import_module(pkg)\n"
+        "    for m in pkgutil.walk_packages(p.__path__, pkg + '.'):\n"
+        "        try:\n            importlib.import_module(m.name)\n"
+        "        except ImportError:\n            pass  # an optional backend not installed\n"
+        + _REPORT
+    )
+    seen = _python(code)
+    assert seen["changed"] == []
+    assert "robustness.runners.hf" in seen["project"]
