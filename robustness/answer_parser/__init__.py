@@ -1,0 +1,186 @@
+"""The answer normaliser: raw generated text -> the displayed label the model chose.
+
+``parse_answer(raw, labels, options)`` reads a model's free-text answer to a prompt that
+showed ``options`` under ``labels`` (both in displayed order) and returns a
+:class:`ParsedAnswer`: the label as given in ``labels`` and its displayed position, or no
+label and one reason: ``"empty"``, ``"refusal"``, ``"ambiguous"`` or ``"no_label"``. Mapping
+the displayed position back to the canonical option (undoing reordering, relabelling and
+negation) is the variant's job (``Variant.to_canonical``), not this module's.
+
+Reading the text
+----------------
+The text is NFKC-normalised (full-width letters, circled digits and Unicode roman numerals
+become plain ones), curly quotes become straight ones, ``*`` and backticks (Markdown
+emphasis) become spaces, and only the first ``MAX_CHARS`` characters are read.
+
+A label is recognised as a whole token only: ``ii`` is never read as ``i``, ``B`` is not
+found in ``Bob``, ``B-cell``, ``B's`` or ``C++``, ``e`` not in ``e.g.``, and ``3`` not in
+``3.5`` or ``13``. Case is ignored when the label set stays unambiguous after case folding
+(``b`` -> ``B``, ``II`` -> ``ii``, ``Β`` -> ``β``); a set such as ``("a", "A")`` is matched
+case-sensitively. Greek labels may also be named (``beta`` -> ``β``).
+
+Some labels are also ordinary words or numbers: ``a``/``A`` (the article), ``i``/``I`` (the
+pronoun) and digits. These *strict* labels count only in a label context: wrapped (``(a)``,
+``[a]``, ``a)``, quoted), after a keyword (``option a``), linked to another label (``A or
+B``), followed by a separator and an option text (``a. Paris``), alone on their line at the
+opening (``a``, ``a.``), or after an answer cue at the end of a sentence (``The answer is
+a.``). So ``I think ...`` never selects roman ``I``, ``A mitochondrion ...`` never selects
+``A`` (and ``A chloroplast.`` is the option Chloroplast), ``The answer is b, a mammal`` is
+b, and ``1. How does this work?`` numbers a line rather than naming label 1. Other labels
+(``B``, ``β``, ``iv``) also count as bare tokens in running text, but only in the case the
+prompt showed them (``vitamin C`` does name label C; ``c`` in lower case does not).
+
+Option texts are matched as whole words, case-insensitively, with any run of whitespace
+between words, an optional trailing full stop, a leading article optional (``Egyptians``
+matches ``The Egyptians``) and a two-word ``<adverb>ly <word>`` option also found reversed
+(``agree strongly`` matches ``Strongly agree``). The longest option wins where matches
+overlap, so ``strongly disagree`` is neither ``Disagree`` nor ``Agree``, and ``disagree`` is
+never ``agree``. An option mention is dropped when a negation (``not``, ``never``, ``no``,
+``nor``, ``neither``, ``cannot``, ``...n't``) comes before it in the same clause (clauses
+end at ``. , ; : ! ?``, a line break, ``but``, ``however``, ``although``, ``though``,
+``yet``, ``whereas``, ``while``): ``I do not really agree`` and ``I would not say that I
+agree`` name nothing, ``I don't know, but I agree`` is Agree. A negation inside the option
+text itself (``Not at all important``, ``Never``) is part of the option.
+
+Words that are not part of any option are ignored, so on a scale without a "somewhat"
+point ``I somewhat agree`` is ``Agree``, and ``I completely agree`` is ``Agree`` too: the
+parser never infers an intensity the options do not spell out, and keeps the side of the
+scale the model named at its plain point. Where the scale has ``Somewhat agree``, that
+option is matched, being longer. Stance without the scale's words (``it's a positive
+thing``) is not read as agreement: that is no label, not a guess.
+
+Options that are function words (``the``, ``their``, ``there``, ...) count in running text
+only when quoted (``The word is "their".``); after a cue or at the opening they count as
+usual. A number that numbers a list line (``4. 1``) is not a mention of the option ``4``.
+
+Label and text together
+-----------------------
+A label followed by a separator and an option text that ends its line or sentence (``B)
+Paris``, ``B. Paris.``) or an option text followed by a wrapped label (``Paris (B)``) is one
+answer when they agree. When they disagree (``B) London`` where B showed Paris) the output
+names two options and is ``"ambiguous"``; small models do this often. A label followed by a
+sentence that merely starts with an option's words (``c. Nuclear energy is a type of ...``)
+is just the label. With numeric labels and numeric options, a bare number after a cue is a
+label (``The answer is 4`` is label 4, not the option "4"); a number that is no label is
+read as an option text (``The answer is 1945``).
+
+Precedence
+----------
+1. Empty or whitespace-only text -> ``"empty"``.
+2. *Clear answer statements* are collected from the whole text:
+   a. an answer cue followed by a label or an option text: ``Answer: B``, ``The (correct)
+      answer is (B)``, ``the best option would be Paris``, ``My choice: 2``, ``I choose b``,
+      ``I would say agree``, ``I'd go with beta``, ``I'd rate it as very important``;
+      filler words between the cue and the answer are skipped (``is probably option B``);
+      an option text after a cue must end there or run on with a function word (``the
+      capital`` is not the option "the"); a chain ``B or C`` / ``B and C`` / ``B, C`` yields
+      every label in it;
+   b. a first-person stance naming an option: ``I agree``, ``I strongly disagree``, ``I'd
+      agree with``, ``I would somewhat agree`` (the modifier is skipped only when no option
+      includes it);
+   c. a label or option text followed by a verdict: ``B is correct``, ``Paris is the right
+      answer``;
+   d. the answer's opening: a label as described above (``B``, ``(B)``, ``B)``, ``B.``,
+      ``B. Paris``, ``Option 2 -``), or an option text followed by the end or punctuation
+      (``Paris.``, ``Strongly agree``). ``A:`` opening a line that goes on is the answer
+      cue of the Q:/A: convention, not label A (``A: Very important``, ``A: [B] Disagree``).
+      An opening that repeats the option list (two or more lines starting ``<label>.`` /
+      ``<label>)``, or three or more labels written as list entries on the first line) is
+      an echo, not an answer.
+   If all clear statements name the same label, that label is the answer (the first one is
+   reported; a model that repeats itself is not ambiguous). If they name different labels,
+   or a label with another option's text -> ``"ambiguous"`` (``A) So ... The correct answer
+   is D) Sm``).
+3. Without a clear statement, a refusal (``As an AI ...``, ``I'm a helpful AI ...``, ``I
+   don't have personal opinions``, ``I cannot answer/provide/choose ...``, ``not capable of
+   providing personal opinions``, ``I'm sorry, but``) -> ``"refusal"``. A refusal that still
+   gives a clear answer counts as that answer.
+4. Otherwise every *mention* counts: labels in a label context, bare non-strict labels as
+   shown, and option texts. A mention followed by ``is wrong``, ``is incorrect`` or ``is
+   not``, or negated in its clause, is dropped. One label named -> that label (``The
+   capital of France is Paris.``); two or more -> ``"ambiguous"`` (``A or B``, ``Paris or
+   London``, an echoed option list); none -> ``"no_label"``.
+
+The function is pure, never raises on any ``raw`` string, and compiles its patterns once per
+label set and once per option set (``functools.lru_cache``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from robustness.answer_parser._compile import _compile_labels, _compile_options
+from robustness.answer_parser._patterns import _REFUSAL_RE, MAX_CHARS, _clean
+from robustness.answer_parser._patterns import _bare_label as _bare_label
+from robustness.answer_parser._reader import _Reader
+
+__all__ = ["MAX_CHARS", "REASONS", "ParsedAnswer", "parse_answer"]
+
+#: Reasons an answer is invalid, in the order the parser checks for them.
+REASONS: tuple[str, ...] = ("empty", "refusal", "ambiguous", "no_label")
+
+
+@dataclass(frozen=True)
+class ParsedAnswer:
+    """A parsed model answer.
+
+    ``label`` is the chosen label exactly as given in ``labels``, ``position`` its index in the
+    displayed order; both are None when the answer is invalid, and ``reason`` then says why
+    (one of :data:`REASONS`). ``reason`` is None for a valid answer.
+    """
+
+    label: str | None
+    position: int | None
+    reason: str | None
+
+    @property
+    def valid(self) -> bool:
+        """True when a single label was recognised."""
+        return self.reason is None
+
+
+_EMPTY = ParsedAnswer(None, None, "empty")
+_REFUSAL = ParsedAnswer(None, None, "refusal")
+_AMBIGUOUS = ParsedAnswer(None, None, "ambiguous")
+_NO_LABEL = ParsedAnswer(None, None, "no_label")
+
+
+def _decide(hits: list[tuple[int, int]], labels: Sequence[str]) -> ParsedAnswer | None:
+    if not hits:
+        return None
+    if len({pos for pos, _ in hits}) > 1:
+        return _AMBIGUOUS
+    pos = min(hits, key=lambda h: h[1])[0]
+    return ParsedAnswer(labels[pos], pos, None)
+
+
+def parse_answer(raw: str, labels: Sequence[str], options: Sequence[str]) -> ParsedAnswer:
+    """Read which displayed label a model's raw output chose.
+
+    ``labels`` are the displayed labels in displayed order (bare, as "A", "ii", "β", "3"; a
+    wrapper such as "(A)" is tolerated), ``options`` the displayed option texts in the same
+    order. Returns the label as given in ``labels`` with its position, or an invalid
+    :class:`ParsedAnswer` whose ``reason`` is "empty", "refusal", "ambiguous" or "no_label".
+    The precedence rules are in this module's docstring. Raises ValueError only for a bad
+    label set (none, an empty one, duplicates, or a count different from ``options``); any
+    ``raw`` string is parsed without raising.
+    """
+    if len(labels) != len(options):
+        raise ValueError(f"{len(labels)} labels but {len(options)} options")
+    compiled_labels = _compile_labels(tuple(labels))
+    compiled_options = _compile_options(tuple(str(o) for o in options))
+    if not isinstance(raw, str) or not raw.strip():
+        return _EMPTY
+    text = _clean(raw)
+    if not text:
+        return _NO_LABEL
+    reader = _Reader(text, compiled_labels, compiled_options)
+    verdicts, plain = reader.mentions()
+    clear = reader.cued() + reader.opening() + verdicts
+    decided = _decide(clear, labels)
+    if decided is not None:
+        return decided
+    if _REFUSAL_RE.search(text):
+        return _REFUSAL
+    return _decide(plain, labels) or _NO_LABEL

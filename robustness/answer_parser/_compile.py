@@ -1,0 +1,149 @@
+"""Patterns compiled once per label set and once per option set."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from robustness.answer_parser._patterns import (
+    _FUNCTION_WORDS,
+    _LB,
+    _RB,
+    _WORDLIKE,
+    GREEK_NAMES,
+    _bare_label,
+    _clean,
+)
+
+
+@dataclass(frozen=True)
+class _Labels:
+    lookup: dict[str, int]  # surface (casefolded when `fold`) -> position
+    fold: bool
+    strict: frozenset[str]  # lookup keys that count only in a label context
+    exact: frozenset[str]  # surfaces as shown, the only ones counted as bare tokens
+    head: re.Pattern[str]  # a label at a given position (after a cue, at the start)
+    mention: re.Pattern[str]  # every label occurrence in running text
+    list_line: re.Pattern[str]  # a line that starts like an option list entry
+    inline: re.Pattern[str]  # a label written as a list entry inside a line: (B), B), B.
+
+    def position(self, surface: str) -> int | None:
+        key = surface.casefold() if self.fold else surface
+        pos = self.lookup.get(key)
+        if pos is None:
+            pos = self.lookup.get(surface.casefold())
+        return pos
+
+    def is_strict(self, surface: str) -> bool:
+        return (surface.casefold() if self.fold else surface) in self.strict or (
+            surface.casefold() in self.strict
+        )
+
+
+@lru_cache(maxsize=1024)
+def _compile_labels(labels: tuple[str, ...]) -> _Labels:
+    if not labels:
+        raise ValueError("parse_answer needs at least one label")
+    bare = [_bare_label(lab) for lab in labels]
+    if any(not b for b in bare):
+        raise ValueError(f"empty label in {list(labels)!r}")
+    if len(set(bare)) != len(bare):
+        raise ValueError(f"duplicate labels in {list(labels)!r}")
+    fold = len({b.casefold() for b in bare}) == len(bare)
+    lookup: dict[str, int] = {}
+    strict: set[str] = set()
+    surfaces: set[str] = set()
+    names: set[str] = set()
+    for pos, b in enumerate(bare):
+        key = b.casefold() if fold else b
+        lookup[key] = pos
+        surfaces.add(b)
+        if fold:
+            surfaces.update({b.lower(), b.upper(), b.casefold()})
+        if b.casefold() in _WORDLIKE or b.isdigit():
+            strict.add(key)
+        name = GREEK_NAMES.get(b.casefold())
+        if name and name not in lookup:
+            lookup[name] = pos
+            strict.add(name)
+            names.update({name, name.capitalize(), name.upper()})
+    alternation = "|".join(re.escape(s) for s in sorted(surfaces, key=lambda s: (-len(s), s)))
+    core = alternation if fold else f"(?-i:{alternation})"
+    if names:
+        core = "|".join(re.escape(s) for s in sorted(names, key=len, reverse=True)) + "|" + core
+    core = f"(?:{core})"
+    head = re.compile(
+        rf"(?P<open>[(\[{{<\"'])?\s*{_LB}(?P<lab>{core})(?:\s*(?P<close>[)\]}}>\"'])|{_RB})",
+        re.IGNORECASE,
+    )
+    mention = re.compile(
+        rf"[(\[{{<\"']\s*(?P<w>{core})\s*[)\]}}>\"']"
+        rf"|\b(?:option|choice|letter|label|number|alternative|answer)\s*[:#]?\s*{_LB}"
+        rf"(?P<k>{core}){_RB}"
+        rf"|(?m:^)\s*(?P<l>{core})\s*[.:](?=\s|$)"
+        rf"|{_LB}(?P<p>{core})\)"
+        rf"|{_LB}(?P<b>{core}){_RB}",
+        re.IGNORECASE,
+    )
+    list_line = re.compile(
+        rf"(?m)^[ \t]*[(\[]?[ \t]*(?P<lab>{core})[ \t]*[.)\]:][ \t]+\S", re.IGNORECASE
+    )
+    inline = re.compile(
+        rf"[(\[]\s*(?P<w>{core})\s*[)\]]|{_LB}(?P<p>{core})\)|{_LB}(?P<d>{core})[.:](?= )",
+        re.IGNORECASE,
+    )
+    return _Labels(
+        lookup,
+        fold,
+        frozenset(strict),
+        frozenset(bare) | frozenset(names),
+        head,
+        mention,
+        list_line,
+        inline,
+    )
+
+
+@dataclass(frozen=True)
+class _Options:
+    pattern: re.Pattern[str] | None  # every option text, longest alternative first
+    groups: dict[str, int]  # regex group name -> option position
+    weak: frozenset[str]  # groups whose text is a function word ("the", "their")
+
+
+def _option_alternatives(text: str) -> list[tuple[int, str]]:
+    words = _clean(text).rstrip(".").split()
+    if not words:
+        return []
+    forms = [words]
+    if len(words) > 1 and words[0].lower() in {"the", "a", "an"}:
+        forms.append(words[1:])
+    if len(words) == 2 and words[0].lower().endswith("ly") and len(words[0]) > 3:
+        forms.append([words[1], words[0]])
+    out = []
+    for form in forms:
+        body = r"\s+".join(re.escape(w).replace("'", "['’]") for w in form)
+        left = r"(?<!\w)(?<!\d[.,])" if re.match(r"\w", form[0]) else ""
+        right = r"(?!\w)(?![.,]\d)" if re.search(r"\w$", form[-1]) else ""
+        out.append((len(" ".join(form)), f"{left}{body}{right}"))
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _compile_options(options: tuple[str, ...]) -> _Options:
+    alternatives: list[tuple[int, str, str]] = []
+    groups: dict[str, int] = {}
+    weak: set[str] = set()
+    for pos, text in enumerate(options):
+        for k, (length, alt) in enumerate(_option_alternatives(text)):
+            name = f"o{pos}_{k}"
+            groups[name] = pos
+            alternatives.append((length, name, alt))
+            if _clean(text).rstrip(".").casefold() in _FUNCTION_WORDS:
+                weak.add(name)
+    if not alternatives:
+        return _Options(None, {}, frozenset())
+    alternatives.sort(key=lambda a: (-a[0], a[1]))
+    body = "|".join(f"(?P<{name}>{alt})" for _, name, alt in alternatives)
+    return _Options(re.compile(body, re.IGNORECASE), groups, frozenset(weak))
