@@ -316,7 +316,8 @@ def test_agree_scale_wording() -> None:
             ("I completely disagree", NUM4, AG4, "2"),
             ("I neither agree nor disagree", [*NUM4, "5"], AG5, "3"),
             ("I neither agree nor disagree", NUM4, AG4, "no_label"),
-            ("I do not agree.", NUM4, AG4, "no_label"),
+            # issue 11: negated agreement is the plain Disagree (was no_label)
+            ("I do not agree.", NUM4, AG4, "2"),
             ("I would not say that I agree.", NUM4, AG4, "no_label"),
             ("I don't know, but I agree.", NUM4, AG4, "3"),
             ("Agree or disagree, it depends.", NUM4, AG4, "ambiguous"),

@@ -113,12 +113,27 @@ from dataclasses import dataclass
 from robustness.answer_parser._compile import _compile_labels, _compile_options
 from robustness.answer_parser._patterns import _REFUSAL_RE, MAX_CHARS, _clean
 from robustness.answer_parser._patterns import _bare_label as _bare_label
-from robustness.answer_parser._reader import _Reader
+from robustness.answer_parser._reader import LABEL, LISTED, TEXT, _Reader
+from robustness.errors import ItemError
 
-__all__ = ["MAX_CHARS", "REASONS", "ParsedAnswer", "parse_answer"]
+__all__ = [
+    "CONFLICT_POLICIES",
+    "MAX_CHARS",
+    "PARSER_VERSION",
+    "REASONS",
+    "ParsedAnswer",
+    "parse_answer",
+]
 
 #: Reasons an answer is invalid, in the order the parser checks for them.
 REASONS: tuple[str, ...] = ("empty", "refusal", "ambiguous", "no_label")
+
+#: What a label with another option's text becomes: see :func:`parse_answer`.
+CONFLICT_POLICIES: tuple[str, ...] = ("ambiguous", "label", "text")
+
+#: The version of the reading rules; a table row records the version that read it. Raise it
+#: whenever a change to this package can change what some answer parses to.
+PARSER_VERSION = "2"
 
 
 @dataclass(frozen=True)
@@ -128,11 +143,18 @@ class ParsedAnswer:
     ``label`` is the chosen label exactly as given in ``labels``, ``position`` its index in the
     displayed order; both are None when the answer is invalid, and ``reason`` then says why
     (one of :data:`REASONS`). ``reason`` is None for a valid answer.
+
+    ``label_reading`` and ``text_reading`` are set only when the output named a label with
+    another option's text ("B. Agree" where B showed Disagree) and nothing else: the displayed
+    position of the label's option and of the text's option. The ``conflict`` policy decided
+    which (if any) became ``position``.
     """
 
     label: str | None
     position: int | None
     reason: str | None
+    label_reading: int | None = None
+    text_reading: int | None = None
 
     @property
     def valid(self) -> bool:
@@ -145,32 +167,104 @@ _REFUSAL = ParsedAnswer(None, None, "refusal")
 _AMBIGUOUS = ParsedAnswer(None, None, "ambiguous")
 _NO_LABEL = ParsedAnswer(None, None, "no_label")
 
+Hit = tuple[int, int, int]
 
-def _decide(hits: list[tuple[int, int]], labels: Sequence[str]) -> ParsedAnswer | None:
+
+def _single(hits: list[Hit]) -> int | None:
+    positions = {pos for pos, _, _ in hits}
+    return positions.pop() if len(positions) == 1 else None
+
+
+def _decide(
+    hits: list[Hit], labels: Sequence[str], conflict: str = "ambiguous"
+) -> ParsedAnswer | None:
+    """One answer from the hits, or ambiguous; a label/text conflict follows ``conflict``."""
     if not hits:
         return None
-    if len({pos for pos, _ in hits}) > 1:
+    pos = _single(hits)
+    if pos is not None:
+        return ParsedAnswer(labels[pos], pos, None)
+    by_label = _single([h for h in hits if not h[2] & TEXT])
+    by_text = _single([h for h in hits if not h[2] & LABEL])
+    if by_label is None or by_text is None or by_label == by_text:
         return _AMBIGUOUS
-    pos = min(hits, key=lambda h: h[1])[0]
-    return ParsedAnswer(labels[pos], pos, None)
+    chosen = {"label": by_label, "text": by_text}.get(conflict)
+    if chosen is None:
+        return ParsedAnswer(None, None, "ambiguous", by_label, by_text)
+    return ParsedAnswer(labels[chosen], chosen, None, by_label, by_text)
 
 
-def parse_answer(raw: str, labels: Sequence[str], options: Sequence[str]) -> ParsedAnswer:
+def _commitment(clear: list[Hit], cut: int) -> list[Hit]:
+    """The clear statements that make the last commitment (see the module docstring)."""
+    kept = [h for h in clear if h[1] >= cut]
+    listed = [h[1] for h in kept if h[2] & LISTED]
+    if listed:
+        last_list = max(listed)
+        after = [h for h in kept if not h[2] & LISTED and h[1] > last_list]
+        if after:  # "B or C. I'd go with B": the list was a hedge, the statement decides
+            kept = [h for h in kept if not h[2] & LISTED]
+    return kept
+
+
+def _check_labels(labels: object, options: object) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    if isinstance(labels, str) or not isinstance(labels, Sequence):
+        raise ItemError(f"labels must be a list of strings, not {type(labels).__name__}.")
+    if isinstance(options, str) or not isinstance(options, Sequence):
+        raise ItemError(f"options must be a list of strings, not {type(options).__name__}.")
+    bad = [lab for lab in labels if not isinstance(lab, str)]
+    if bad:
+        raise ItemError(f"label {bad[0]!r} in {list(labels)!r} is not a string.")
+    if len(labels) != len(options):
+        raise ItemError(f"{len(labels)} labels but {len(options)} options.")
+    return tuple(labels), tuple(str(o) for o in options)
+
+
+def parse_answer(
+    raw: object, labels: Sequence[str], options: Sequence[str], *, conflict: str = "ambiguous"
+) -> ParsedAnswer:
     """Read which displayed label a model's raw output chose.
 
-    ``labels`` are the displayed labels in displayed order (bare, as "A", "ii", "β", "3"; a
-    wrapper such as "(A)" is tolerated), ``options`` the displayed option texts in the same
-    order. Returns the label as given in ``labels`` with its position, or an invalid
-    :class:`ParsedAnswer` whose ``reason`` is "empty", "refusal", "ambiguous" or "no_label".
-    The precedence rules are in this module's docstring. Raises ValueError only for a bad
-    label set (none, an empty one, duplicates, or a count different from ``options``); any
-    ``raw`` string is parsed without raising.
+    Parameters
+    ----------
+    raw
+        The model's output. Any string is parsed without raising; None, a missing value
+        (NaN) or any other non-string is a clean invalid result ("empty" for None and NaN,
+        "no_label" otherwise; bytes are decoded as UTF-8).
+    labels
+        The displayed labels in displayed order (bare, as "A", "ii", "β", "3"; a wrapper such
+        as "(A)" is tolerated).
+    options
+        The displayed option texts in the same order.
+    conflict
+        What a label with another option's text alone makes ("B. Agree" where B showed
+        Disagree): "ambiguous" (the default), "label" (the label's option) or "text" (the
+        text's option). Both readings are on the result either way.
+
+    Returns
+    -------
+    ParsedAnswer
+        The label as given in ``labels`` with its position, or an invalid answer whose
+        ``reason`` is "empty", "refusal", "ambiguous" or "no_label". The precedence rules are
+        in this module's docstring.
+
+    Raises
+    ------
+    ItemError
+        For a bad label set (none, an empty label, duplicates, a label that is not a
+        string, or a count different from ``options``) or an unknown ``conflict`` policy.
     """
-    if len(labels) != len(options):
-        raise ValueError(f"{len(labels)} labels but {len(options)} options")
-    compiled_labels = _compile_labels(tuple(labels))
-    compiled_options = _compile_options(tuple(str(o) for o in options))
-    if not isinstance(raw, str) or not raw.strip():
+    labels, options = _check_labels(labels, options)
+    if conflict not in CONFLICT_POLICIES:
+        raise ItemError(
+            f"conflict policy {conflict!r} is not one of {', '.join(CONFLICT_POLICIES)}."
+        )
+    compiled_labels = _compile_labels(labels)
+    compiled_options = _compile_options(options)
+    if isinstance(raw, bytes):
+        raw = raw.decode("utf-8", errors="replace")
+    if not isinstance(raw, str):
+        return _EMPTY if raw is None or raw != raw else _NO_LABEL
+    if not raw.strip():
         return _EMPTY
     text = _clean(raw)
     if not text:
@@ -178,9 +272,10 @@ def parse_answer(raw: str, labels: Sequence[str], options: Sequence[str]) -> Par
     reader = _Reader(text, compiled_labels, compiled_options)
     verdicts, plain = reader.mentions()
     clear = reader.cued() + reader.opening() + verdicts
-    decided = _decide(clear, labels)
+    cut, corrected = reader.corrections(clear)
+    decided = _decide(_commitment(clear + corrected, cut), labels, conflict)
     if decided is not None:
         return decided
     if _REFUSAL_RE.search(text):
         return _REFUSAL
-    return _decide(plain, labels) or _NO_LABEL
+    return _decide(plain, labels, conflict) or _NO_LABEL

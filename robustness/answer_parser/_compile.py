@@ -9,9 +9,11 @@ from functools import lru_cache
 from robustness.answer_parser._patterns import (
     _FUNCTION_WORDS,
     _LB,
+    _MIDPOINT_TEXT,
     _RB,
     _WORDLIKE,
     GREEK_NAMES,
+    MIDPOINT_ALIASES,
     _bare_label,
     _clean,
 )
@@ -110,6 +112,11 @@ class _Options:
     pattern: re.Pattern[str] | None  # every option text, longest alternative first
     groups: dict[str, int]  # regex group name -> option position
     weak: frozenset[str]  # groups whose text is a function word ("the", "their")
+    labelish: frozenset[str]  # groups whose option text starts like a label ("B. first")
+    disagree: int | None  # the one option that is a plain "Disagree", if any
+
+
+_LABELISH = re.compile(r"[(\[]?\s*[^\W_]{1,4}\s*[.):\]]\s+\S")
 
 
 def _option_alternatives(text: str) -> list[tuple[int, str]]:
@@ -130,11 +137,20 @@ def _option_alternatives(text: str) -> list[tuple[int, str]]:
     return out
 
 
+def _midpoint(options: tuple[str, ...]) -> int | None:
+    """The middle option of an odd scale when its text names a midpoint ("Neutral")."""
+    if len(options) < 3 or len(options) % 2 == 0:
+        return None
+    mid = len(options) // 2
+    return mid if _MIDPOINT_TEXT.match(_clean(options[mid])) else None
+
+
 @lru_cache(maxsize=4096)
 def _compile_options(options: tuple[str, ...]) -> _Options:
     alternatives: list[tuple[int, str, str]] = []
     groups: dict[str, int] = {}
     weak: set[str] = set()
+    labelish: set[str] = set()
     for pos, text in enumerate(options):
         for k, (length, alt) in enumerate(_option_alternatives(text)):
             name = f"o{pos}_{k}"
@@ -142,8 +158,20 @@ def _compile_options(options: tuple[str, ...]) -> _Options:
             alternatives.append((length, name, alt))
             if _clean(text).rstrip(".").casefold() in _FUNCTION_WORDS:
                 weak.add(name)
+            if _LABELISH.match(_clean(text)):
+                labelish.add(name)
+    mid = _midpoint(options)
+    if mid is not None:
+        for k, alias in enumerate(MIDPOINT_ALIASES):
+            name = f"m{mid}_{k}"
+            groups[name] = mid
+            alternatives.append((0, name, rf"(?<!\w){alias}(?!\w)"))
+    plain = [p for p, o in enumerate(options) if _clean(o).rstrip(".").casefold() == "disagree"]
+    disagree = plain[0] if len(plain) == 1 else None
     if not alternatives:
-        return _Options(None, {}, frozenset())
+        return _Options(None, {}, frozenset(), frozenset(), disagree)
     alternatives.sort(key=lambda a: (-a[0], a[1]))
     body = "|".join(f"(?P<{name}>{alt})" for _, name, alt in alternatives)
-    return _Options(re.compile(body, re.IGNORECASE), groups, frozenset(weak))
+    return _Options(
+        re.compile(body, re.IGNORECASE), groups, frozenset(weak), frozenset(labelish), disagree
+    )

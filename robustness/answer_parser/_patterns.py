@@ -39,8 +39,12 @@ _WORDLIKE = {"a", "i"}
 
 # Token boundaries around a label: not inside a word, not a degree sign's C, not "B's",
 # "B-cell", "C++", "C#", "e.g.", "3.5" or "1,000".
-_LB = r"(?<![\w°\-])(?<!\w')"
-_RB = r"(?![\w+#°])(?!['\-]\w)(?![.,]\d)(?!\.\w\.)"
+# A CJK character is a word character to `re` but no word boundary is written between CJK
+# text and a Latin label ("答案是A。"), so it does not glue to a label.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+_W = rf"[^\W{_CJK}]"
+_LB = rf"(?<!{_W})(?<![°\-])(?<!{_W}')"
+_RB = rf"(?!{_W}|[+#°])(?!['\-]\w)(?![.,]\d)(?!\.\w\.)"
 
 _TRANSLATE = str.maketrans(
     {
@@ -58,6 +62,11 @@ _TRANSLATE = str.maketrans(
         "\r": "\n",
         "\u2028": "\n",
         "\u2029": "\n",
+        "\u0085": "\n",
+        "\u3002": ".",
+        "\u3001": ",",
+        "\u300c": '"',
+        "\u300d": '"',
     }
 )
 _SPACES = re.compile(r"[^\S\n]+")
@@ -92,6 +101,15 @@ _SEPARATOR = re.compile(r"[^\S\n]*[.):\]\-–—=]?[^\S\n]*")
 _CUE = re.compile(
     r"\b(?:answer|choice|option|response|selection|rating|pick)\s*"
     r"(?:is|would\s+be|will\s+be|should\s+be|must\s+be|=|:|-(?=\s)|–|—)"
+    # the same cue in Spanish, Portuguese, French, Italian, German, Dutch, Russian
+    r"|\b(?:respuesta|resposta|r[ée]ponse|risposta|antwort|antwoord|opci[óo]n|op[çc][ãa]o|"
+    r"choix|scelta|ответ|вариант)(?:\s+(?:correcta|correta|correcte|corretta|richtige|"
+    r"juiste|final|finale|правильный))?\s*(?:es|sería|é|seria|est|serait|è|sarebbe|ist|"
+    r"lautet|wäre|is|это|[:=]|-(?=\s)|–|—)"
+    r"|\b(?:elijo|escojo|je\s+choisis|scelgo|ich\s+w[äa]hle|escolho|выбираю)\b"
+    # Chinese, Japanese, Korean: no word boundary before the cue
+    r"|(?:正确答案|答案|回答|答え|正解|정답|답)\s*(?:应该|應該)?\s*(?:是|为|為|は|:|은|는)"
+    r"|我(?:会|會)?(?:选择|選擇|选|選)"
     r"|\bI(?:'d|'ll)?\s+(?:would\s+|will\s+|shall\s+)?(?:probably\s+|definitely\s+)?"
     r"(?:choose|select|pick|go\s+(?:with|for)|opt\s+for|say|answer(?:\s+with)?"
     r"|vote\s+for|rate\s+(?:it|this)(?:\s+as)?)\b\s*:?",
@@ -105,7 +123,8 @@ _STANCE = re.compile(
 _SKIP_WORD = re.compile(
     r"(?:that|probably|likely|definitely|clearly|certainly|surely|simply|just|therefore|thus|"
     r"hence|so|then|most\s+likely|the|a|an|option|choice|letter|label|number|answer|"
-    r"response|I|be|to)\s*[:\-]?\s+",
+    r"response|I|be|to|it's|it\s+is|it\s+must\s+be|it\s+should\s+be|make\s+(?:it|that))"
+    r"\s*[:\-]?\s+",
     re.IGNORECASE,
 )
 _MODIFIER = re.compile(
@@ -114,7 +133,48 @@ _MODIFIER = re.compile(
     r"tend\s+to)\s+",
     re.IGNORECASE,
 )
-_PUNCT_SKIP = re.compile(r"[\s\"'(\[]*(?:[:=]|[-–—](?=\s))?\s*")
+_PUNCT_SKIP = re.compile(r"[\s\"'(\[]*(?:[:=]|[-–—](?=\s))?[\s\"'(\[]*")
+# A hedged start: "I think it's C, but ..." (the answer is read after it like after a cue).
+_HEDGE_CUE = re.compile(
+    r"\bI\s+(?:think|believe|guess|suppose|reckon|feel\s+like)\s+(?:that\s+)?"
+    r"(?:it(?:'s|\s+is|\s+would\s+be|\s+must\s+be|\s+should\s+be)\s+|the\s+answer\s+is\s+)?",
+    re.IGNORECASE,
+)
+# A correction or a final turn: what follows it, if it names an answer, is the commitment.
+_CORRECTION = re.compile(
+    r"\b(?:actually|wait|correction|oops|on\s+(?:second|further)\s+thought|scratch\s+that|"
+    r"let\s+me\s+(?:reconsider|correct\s+(?:that|myself))|I\s+take\s+(?:that|it)\s+back|"
+    r"I\s+was\s+wrong|I\s+mean|rather|instead|upon\s+reflection|no(?=\s*[,.!;:—–-]))\b"
+    r"|\bfinal\s+answer\b"
+    r"|\b(?:but|however|ultimately|in\s+the\s+end|on\s+balance|if\s+I\s+(?:had|have)\s+to\s+"
+    r"(?:choose|pick)(?:\s+one)?|overall)\b",
+    re.IGNORECASE,
+)
+_CORRECTION_SKIP = re.compile(
+    r"(?:[\s,.:;!—–-]|\b(?:actually|wait|no|hmm+|so|then|I\s+think|I\s+would\s+say|I'd\s+say|"
+    r"is|it's|it\s+is|the\s+answer\s+is|the\s+right\s+one\s+is|I'd\s+go\s+with|"
+    r"I'll\s+go\s+with|I\s+choose|my\s+answer\s+is)\b)*",
+    re.IGNORECASE,
+)
+# Negated agreement: "I don't agree" (read as Disagree where the scale has one plain Disagree).
+_NEG_AGREE = re.compile(
+    r"\bI\s+(?:really\s+|just\s+|simply\s+|personally\s+)?(?:do\s+not|don't|cannot|can't|"
+    r"can\s+not)\s+(?:really\s+)?agree\b(?!\s+(?:or|nor|more|less|with\s+neither)\b)",
+    re.IGNORECASE,
+)
+# A middle option named as the scale's midpoint: "Neutral", "Neither agree nor disagree".
+_MIDPOINT_TEXT = re.compile(
+    r"(?:neither\b|neutral\b|undecided\b|unsure\b|not\s+sure\b|no\s+opinion\b|"
+    r"indifferent\b|mixed\b|in\s+(?:the\s+)?between\b|in\s+the\s+middle\b)",
+    re.IGNORECASE,
+)
+MIDPOINT_ALIASES = (
+    r"neutral",
+    r"undecided",
+    r"in\s+the\s+middle",
+    r"neither(?:\s+[\w-]+){1,3}\s+nor(?:\s+[\w-]+){1,3}",
+    r"neither(?=\s*(?:$|[.!;,\n]))",
+)
 _CHAIN = re.compile(r"\s*(?:,|/|&|\bor\b|\band\b)\s*(?:(?:option|choice)\s+)?", re.IGNORECASE)
 _LEAD_SKIP = re.compile(
     r"[\s>•\-\"'#]*(?:(?:option|choice|answer|letter)\s*[:\-]?\s*)?", re.IGNORECASE
@@ -193,7 +253,14 @@ _REFUSAL_RE = re.compile(
     r"expressing|sharing|forming|holding|provide|give|have|express|share|form|hold)\s+"
     r"(?:\w+\s+)?(?:opinions?|views?|beliefs?|preferences?|feelings?|an?\s+opinion)"
     r"|\bI'?m\s+sorry,?\s+but\b|\bI\s+apologi[sz]e,?\s+but\b"
-    r"|\bnot\s+(?:able|appropriate|possible)\s+for\s+me\s+to\b",
+    r"|\bnot\s+(?:able|appropriate|possible)\s+for\s+me\s+to\b"
+    # refusals not phrased as declining
+    r"|\bI\s+(?:really\s+)?(?:do\s+not|don't)\s+know\b|\bI\s+have\s+no\s+(?:idea|opinion)\b"
+    r"|\bI(?:'d|\s+would)?\s+(?:prefer|rather|like)\s+not\s+to\s+(?:answer|say|respond|share|"
+    r"disclose|comment|choose)\b|\bI(?:'d|\s+would)\s+rather\s+not\b|\bno\s+comment\b"
+    r"|\bI\s+(?:cannot|can't|can\s+not)\s+(?:decide|say|tell)\b|\bhard\s+to\s+say\b"
+    r"|\b(?:no\s+sé|je\s+ne\s+sais\s+pas|weiß\s+ich\s+nicht|ich\s+weiß\s+(?:es\s+)?nicht)"
+    r"|不知道|わかりません|分かりません",
     re.IGNORECASE,
 )
 

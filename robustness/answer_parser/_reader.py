@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 
 from robustness.answer_parser._compile import _Labels, _Options
 from robustness.answer_parser._patterns import (
     _ARTICLE,
     _CHAIN,
     _CLAUSE_BREAK,
+    _CORRECTION,
+    _CORRECTION_SKIP,
     _CUE,
     _DESCRIPTION_END,
     _HEAD_OPTION_END,
+    _HEDGE_CUE,
     _LEAD_SKIP,
     _LINE_END,
     _LINK,
     _LIST_NUMBER,
     _MODIFIER,
+    _NEG_AGREE,
     _NEGATION,
     _OPENING_END,
     _PUNCT_SKIP,
@@ -30,31 +35,59 @@ from robustness.answer_parser._patterns import (
     _VERDICT_GOOD,
 )
 
+#: Hit roles: a plain hit, the label side or the text side of a label that came with another
+#: option's text ("B. Agree" where B showed Disagree), and a hit from a list of labels.
+PLAIN, LABEL, TEXT, LISTED = 0, 1, 2, 4
 
-def _negated(text: str, start: int) -> bool:
-    """True when a negation precedes `start` in the same clause ("I do not really agree")."""
-    window = text[max(0, start - 160) : start]
-    clause_start = 0
-    for m in _CLAUSE_BREAK.finditer(window):
-        clause_start = m.end()
-    return _NEGATION.search(window, clause_start) is not None
+#: At most this many cue, stance and correction matches are followed per answer (a bound on
+#: the work an adversarial text can cause; no real answer states its choice this often).
+MAX_STATEMENTS = 64
 
 
 class _Reader:
     """One parse: the cleaned text with its compiled label and option patterns.
 
-    Every finder returns hits as (displayed position, offset in the text).
+    Every finder returns hits as (displayed position, offset in the text, role), the role
+    one of PLAIN, LABEL, TEXT (the two sides of a label with another option's text) or
+    LISTED (one label of a list such as "B, C").
     """
 
     def __init__(self, text: str, labels: _Labels, options: _Options) -> None:
         self.text = text
         self.labels = labels
         self.options = options
+        self._breaks: list[int] | None = None
+        self._negations: list[tuple[int, int]] = []
+        self.last_end = 0
+
+    def negated(self, start: int) -> bool:
+        """True when a negation precedes `start` in the same clause ("I do not really agree").
+
+        The clause starts after the last clause break and at most 160 characters back; the
+        breaks and negations of the text are found once (linear in the text's length).
+        """
+        if self._breaks is None:
+            self._breaks = [m.end() for m in _CLAUSE_BREAK.finditer(self.text)]
+            self._negations = [(m.start(), m.end()) for m in _NEGATION.finditer(self.text)]
+            self._neg_starts = [s for s, _ in self._negations]
+        if not self._negations:
+            return False
+        k = bisect_right(self._breaks, start)
+        clause_start = max(start - 160, self._breaks[k - 1] if k else 0)
+        i = bisect_right(self._neg_starts, start) - 1
+        while i >= 0 and self._negations[i][0] >= clause_start:
+            if self._negations[i][1] <= start:
+                return True
+            i -= 1
+        return False
 
     # -- heads: a label or an option text starting exactly at `pos` ------------------------
 
-    def option_at(self, pos: int) -> tuple[int, int] | None:
-        """(option position, end) for an option text at `pos` (after an optional article)."""
+    def option_at(self, pos: int) -> tuple[int, int, bool] | None:
+        """(option position, end, labelish) for an option text at `pos` (after an article).
+
+        ``labelish`` says the option's own text starts like a label ("B. first").
+        """
         pattern = self.options.pattern
         if pattern is None:
             return None
@@ -63,29 +96,46 @@ class _Reader:
                 continue
             m = pattern.match(self.text, start)
             if m and m.lastgroup:
-                if _negated(self.text, m.start()):
+                if self.negated(m.start()):
                     return None
-                return self.options.groups[m.lastgroup], m.end()
+                group = m.lastgroup
+                return self.options.groups[group], m.end(), group in self.options.labelish
         return None
 
     def description_at(self, pos: int, *, needs_separator: bool) -> tuple[int, int] | None:
-        """An option text right after a label that ends its line or sentence: "B) Paris"."""
+        """An option text right after a label that ends its line or sentence: "B) Paris".
+
+        The text may stand in brackets: "4 (Strongly agree)".
+        """
         sep = _SEPARATOR.match(self.text, pos)
-        if sep is None or (needs_separator and not sep.group().strip()):
+        if sep is None:
             return None
-        hit = self.option_at(sep.end())
-        if hit is not None and _DESCRIPTION_END.match(self.text, hit[1]):
-            return hit
+        start = sep.end()
+        bracket = self.text[start : start + 1] in ("(", "[")
+        if needs_separator and not sep.group().strip() and not bracket:
+            return None
+        hit = self.option_at(start + 1 if bracket else start)
+        if hit is None:
+            return None
+        end = hit[1]
+        if bracket:
+            if self.text[end : end + 1] not in (")", "]"):
+                return None
+            end += 1
+        if _DESCRIPTION_END.match(self.text, end):
+            return hit[0], end
         return None
 
-    def label_at(self, pos: int, *, opening: bool = False) -> list[tuple[int, int]]:
+    def label_at(self, pos: int, *, opening: bool = False) -> list[tuple[int, int, int]]:
         """The label starting at `pos`, with the option text describing it, or [].
 
-        Returns [(label position, end)] or, when the label is followed by the text of a
-        different option ("B) London" where B showed Paris), both: the caller sees a conflict.
-        Strict labels (words, numbers) need a wrapper, a description, or the end of the
-        sentence (after a cue) or of the line (at the opening); other labels at the opening
-        need a separator or the end.
+        Returns [(label position, end, PLAIN)] or, when the label is followed by the text of
+        a different option ("B) London" where B showed Paris), both, as (label position,
+        end, LABEL) and (text's position, end, TEXT): the caller sees a conflict. Strict
+        labels (words, numbers) need a wrapper, a description, or the end of the sentence
+        (after a cue) or of the line (at the opening); other labels at the opening need a
+        separator or the end. An option whose own text starts like a label and is written
+        out in full ("B. first" shown as option A) is that option, not the label.
         """
         m = self.labels.head.match(self.text, pos)
         if not m:
@@ -94,6 +144,10 @@ class _Reader:
         if label_pos is None or (m.group("open") and not m.group("close")):
             return []
         end = m.end()
+        if self.options.labelish:
+            whole = self.option_at(pos)
+            if whole is not None and whole[2] and whole[1] > end:
+                return [(whole[0], whole[1], PLAIN)]
         wrapped = bool(m.group("close")) and (bool(m.group("open")) or m.group("close") == ")")
         strict = self.labels.is_strict(m.group("lab"))
         # "A chloroplast" is an article and an option; "A. Chloroplast" is a label and one.
@@ -106,15 +160,20 @@ class _Reader:
             elif opening and not _OPENING_END.match(self.text, end):
                 return []
         if described is None:
-            return [(label_pos, end)]
+            return [(label_pos, end, PLAIN)]
         if described[0] == label_pos:
-            return [(label_pos, described[1])]
-        return [(label_pos, end), (described[0], described[1])]
+            return [(label_pos, described[1], PLAIN)]
+        return [(label_pos, end, LABEL), (described[0], described[1], TEXT)]
 
-    def answer_at(self, pos: int, *, labels_too: bool = True) -> list[tuple[int, int]]:
-        """Every answer named from `pos` on, skipping filler words and following "B or C"."""
-        found: list[tuple[int, int]] = []
+    def answer_at(self, pos: int, *, labels_too: bool = True) -> list[tuple[int, int, int]]:
+        """Every answer named from `pos` on, skipping filler words and following "B or C".
+
+        Labels of a list ("B, C", "a) and d)") come back with the role LISTED. The end of
+        the last answer read is left in ``self.last_end``.
+        """
+        found: list[tuple[int, int, int]] = []
         pos = _PUNCT_SKIP.match(self.text, pos).end()  # type: ignore[union-attr]
+        chained = False
         for _ in range(6):
             heads = self.label_at(pos) if labels_too else []
             end = heads[-1][1] if heads else -1
@@ -123,14 +182,15 @@ class _Reader:
                 # An option after a cue must end there ("the capital" is not option "the"),
                 # unless it continues a chain ("agree and disagree at once").
                 if hit is not None and (found or _HEAD_OPTION_END.match(self.text, hit[1])):
-                    heads, end = [hit], hit[1]
+                    heads, end = [(hit[0], hit[1], PLAIN)], hit[1]
             if heads:
-                found.extend((p, pos) for p, _ in heads)
+                found.extend((p, pos, role) for p, _, role in heads)
+                self.last_end = end
                 chain = _CHAIN.match(self.text, end)
                 if not chain:
                     break
                 pos = chain.end()
-                labels_too = True
+                labels_too = chained = True
                 continue
             if found:
                 break
@@ -138,6 +198,8 @@ class _Reader:
             if not skipped:
                 break
             pos = skipped.end()
+        if chained and len({p for p, _, _ in found}) > 1:
+            found = [(p, off, role | LISTED) for p, off, role in found]
         return found
 
     def _after(self, pattern: re.Pattern[str], pos: int) -> int | None:
@@ -146,14 +208,64 @@ class _Reader:
 
     # -- clear answer statements -----------------------------------------------------------
 
-    def cued(self) -> list[tuple[int, int]]:
-        """Answers after a cue ("The answer is B") or a stance ("I strongly disagree")."""
-        out = []
-        for m in _CUE.finditer(self.text):
-            out.extend(self.answer_at(m.end()))
-        for m in _STANCE.finditer(self.text):
+    def cued(self) -> list[tuple[int, int, int]]:
+        """Answers after a cue ("The answer is B", "I think it's C") or a stance ("I agree").
+
+        "I don't agree" is the scale's plain Disagree where it has exactly one.
+        """
+        out: list[tuple[int, int, int]] = []
+        for pattern in (_CUE, _HEDGE_CUE):
+            for k, m in enumerate(pattern.finditer(self.text)):
+                if k == MAX_STATEMENTS:
+                    break
+                out.extend(self.answer_at(m.end()))
+        for k, m in enumerate(_STANCE.finditer(self.text)):
+            if k == MAX_STATEMENTS:
+                break
             out.extend(self.answer_at(m.end(), labels_too=False))
+        if self.options.disagree is not None:
+            for m in _NEG_AGREE.finditer(self.text):
+                out.append((self.options.disagree, m.start(), PLAIN))
         return out
+
+    def corrections(self, clear: list[tuple[int, int, int]]) -> tuple[int, list]:
+        """(cut, hits): where the last commitment starts, and the answers corrections name.
+
+        A correction ("Actually", "wait", "No,", "on second thought", "final answer") that is
+        followed by a clear statement, or a turn ("but", "however", "ultimately") followed
+        at once by an answer that ends its sentence ("B and C are plausible, but B"), starts
+        the last commitment: statements before it no longer count. Returns (0, hits) when
+        there is none.
+        """
+        hits: list[tuple[int, int, int]] = []
+        cut = 0
+        offsets = sorted(off for _, off, _ in clear)
+        for k, m in enumerate(_CORRECTION.finditer(self.text)):
+            if k == MAX_STATEMENTS:
+                break
+            after = _CORRECTION_SKIP.match(self.text, m.end()).end()  # type: ignore[union-attr]
+            named = self.answer_at(after)
+            tail = self.last_end
+            if named and not (
+                _STRICT_END.match(self.text, tail) or _VERDICT_GOOD.match(self.text, tail)
+            ):
+                named = []
+            if named:
+                hits.extend((p, m.start(), role) for p, _, role in named)
+                cut = m.start()
+                continue
+            turn = m.group().split()[0].casefold() in {
+                "but",
+                "however",
+                "ultimately",
+                "in",
+                "on",
+                "if",
+                "overall",
+            }
+            if not turn and offsets and offsets[-1] > m.end():
+                cut = m.start()
+        return cut, hits
 
     def is_echo(self) -> bool:
         """True when the answer repeats the option list instead of choosing from it."""
@@ -170,8 +282,8 @@ class _Reader:
         }
         return len(inline - {None}) >= 3
 
-    def opening(self) -> list[tuple[int, int]]:
-        """The answer's first words: a label or an option text standing alone."""
+    def opening(self) -> list[tuple[int, int, int]]:
+        """The answer's first words: a label or an option text standing alone, or a list."""
         if self.is_echo():
             return []
         pos = _LEAD_SKIP.match(self.text).end()  # type: ignore[union-attr]
@@ -180,7 +292,13 @@ class _Reader:
             return self.answer_at(qa.end())
         heads = self.label_at(pos, opening=True)
         if heads:
-            return [(p, pos) for p, _ in heads]
+            out = [(p, pos, role) for p, _, role in heads]
+            chain = _CHAIN.match(self.text, heads[-1][1])
+            if chain:  # "B, C" / "a) and d) both seem right": a list, not the first label
+                more = self.answer_at(chain.end())
+                if more and {p for p, _, _ in more} - {p for p, _, _ in out}:
+                    out = [(p, off, role | LISTED) for p, off, role in out + more]
+            return out
         hit = self.option_at(pos)
         if hit is None or not _OPENING_END.match(self.text, hit[1]):
             return []
@@ -190,15 +308,20 @@ class _Reader:
         if self.text[tail : tail + 1] in ("(", "["):
             heads = self.label_at(tail)
             if heads:
-                return [(hit[0], pos), (heads[0][0], tail)]
-        return [(hit[0], pos)]
+                if heads[0][0] == hit[0]:
+                    return [(hit[0], pos, PLAIN)]
+                return [(hit[0], pos, TEXT), (heads[0][0], tail, LABEL)]
+        chain = _CHAIN.match(self.text, hit[1])
+        if chain:  # "Paris or London"
+            more = self.answer_at(chain.end())
+            if more and {p for p, _, _ in more} - {hit[0]}:
+                return [(p, off, role | LISTED) for p, off, role in [(hit[0], pos, 0), *more]]
+        return [(hit[0], pos, PLAIN)]
 
-    # -- mentions in running text ----------------------------------------------------------
-
-    def mentions(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    def mentions(self) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]:
         """(verdicts such as "B is correct", plain mentions) anywhere in the text."""
-        verdicts: list[tuple[int, int]] = []
-        plain: list[tuple[int, int]] = []
+        verdicts: list[tuple[int, int, int]] = []
+        plain: list[tuple[int, int, int]] = []
         text = self.text
         found = []
         for m in self.labels.mention.finditer(text):
@@ -209,7 +332,7 @@ class _Reader:
                 found.append((kind, surface, pos, m.start(), m.end()))
         for i, (kind, surface, pos, start, end) in enumerate(found):
             if _VERDICT_GOOD.match(text, end):
-                verdicts.append((pos, start))
+                verdicts.append((pos, start, PLAIN))
                 continue
             if kind == "b" and (surface not in self.labels.exact or self.labels.is_strict(surface)):
                 # A bare word-like label as shown counts when linked to another label:
@@ -231,16 +354,16 @@ class _Reader:
                 )
             ):
                 continue  # "1. How does this work?" numbers a line; it is not label 1
-            if _VERDICT_BAD.match(text, end) or _negated(text, start):
+            if _VERDICT_BAD.match(text, end) or self.negated(start):
                 continue
-            plain.append((pos, start))
+            plain.append((pos, start, PLAIN))
         if self.options.pattern is not None:
             for m in self.options.pattern.finditer(text):
                 if not m.lastgroup:
                     continue
                 pos = self.options.groups[m.lastgroup]
                 if _VERDICT_GOOD.match(text, m.end()):
-                    verdicts.append((pos, m.start()))
+                    verdicts.append((pos, m.start(), PLAIN))
                     continue
                 if m.lastgroup in self.options.weak and not self._quoted(m.start(), m.end()):
                     continue
@@ -251,9 +374,9 @@ class _Reader:
                     and not text[line_start : m.start()].strip()
                 ):
                     continue  # "4. 1" numbers a list line; it does not name option "4"
-                if _VERDICT_BAD.match(text, m.end()) or _negated(text, m.start()):
+                if _VERDICT_BAD.match(text, m.end()) or self.negated(m.start()):
                     continue
-                plain.append((pos, m.start()))
+                plain.append((pos, m.start(), PLAIN))
         return verdicts, plain
 
     def _quoted(self, start: int, end: int) -> bool:
