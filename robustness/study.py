@@ -10,6 +10,7 @@ A study file is TOML::
     families = "all"          # or a list
     n_variants = 5
     shots = 0                 # few-shot exemplars from the same dataset (objective items)
+    conflict = "ambiguous"    # default of every model's conflict policy (generate mode)
 
     [perturbations.spelling_noise]   # optional parameters per family
     rate = 0.1
@@ -19,6 +20,7 @@ A study file is TOML::
     backend = "hf"            # hf | vllm | openai
     model = "embedded"        # or a local path / model id already on disk
     mode = "choice"           # choice | cloze | generate
+    # conflict = "ambiguous"  # generate: "B. Agree" where B is Disagree -> ambiguous | label | text
     batch_size = 16
     dtype = "float32"
     device = "auto"
@@ -40,6 +42,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from robustness.answer_parser import CONFLICT_POLICIES
 from robustness.errors import StudyError
 from robustness.perturb import resolve_families
 
@@ -61,6 +64,7 @@ class ModelConfig:
     device: str = "auto"
     chat: bool | str = "auto"
     max_new_tokens: int = 16
+    conflict: str = "ambiguous"  # generate mode: a label with another option's text
     options: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -77,6 +81,11 @@ class ModelConfig:
             raise StudyError(
                 f"model {self.name!r}: unknown dtype {self.dtype!r}; use one of "
                 f"{', '.join(DTYPES)}."
+            )
+        if self.conflict not in CONFLICT_POLICIES:
+            raise StudyError(
+                f"model {self.name!r}: unknown conflict policy {self.conflict!r}; use one of "
+                f"{', '.join(CONFLICT_POLICIES)}."
             )
         if int(self.batch_size) < 1 or int(self.max_new_tokens) < 1:
             raise StudyError(f"model {self.name!r}: batch_size and max_new_tokens must be >= 1.")
@@ -141,7 +150,16 @@ class StudyConfig:
 
 
 _SECTIONS = {
-    "study": ("name", "seed", "items", "items_per_dataset", "families", "n_variants", "shots"),
+    "study": (
+        "name",
+        "seed",
+        "items",
+        "items_per_dataset",
+        "families",
+        "n_variants",
+        "shots",
+        "conflict",
+    ),
     "output": ("table", "cache"),
 }
 _MODEL_KEYS = tuple(f for f in ModelConfig.__dataclass_fields__ if f != "options")
@@ -200,6 +218,8 @@ def study_from_dict(
             _MODEL_KEYS,
             source,
         )
+        if "conflict" in study:  # [study] conflict: the default of every model
+            m = {"conflict": study["conflict"], **m}
         models.append(ModelConfig(**m))
     names = [m.name for m in models]
     if len(set(names)) != len(names):
