@@ -111,7 +111,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from robustness.answer_parser._compile import _compile_labels, _compile_options
-from robustness.answer_parser._patterns import _REFUSAL_RE, MAX_CHARS, _clean
+from robustness.answer_parser._patterns import (
+    _REFUSAL_RE,
+    _THINK_END,
+    _THINK_TAG,
+    MAX_CHARS,
+    _clean,
+)
 from robustness.answer_parser._patterns import _bare_label as _bare_label
 from robustness.answer_parser._reader import LABEL, LISTED, TEXT, _Reader
 from robustness.errors import ItemError
@@ -206,6 +212,17 @@ def _commitment(clear: list[Hit], cut: int) -> list[Hit]:
     return kept
 
 
+def _after_reasoning(raw: str) -> str:
+    """The answer after a reasoning block: what follows the last ``</think>``, if anything."""
+    last = None
+    for match in _THINK_END.finditer(raw):
+        last = match
+    if last is None:
+        return _THINK_TAG.sub(" ", raw[: 2 * MAX_CHARS])
+    tail = raw[last.end() :]
+    return tail if tail.strip() else _THINK_TAG.sub(" ", raw[: last.start()])
+
+
 def _check_labels(labels: object, options: object) -> tuple[tuple[str, ...], tuple[str, ...]]:
     if isinstance(labels, str) or not isinstance(labels, Sequence):
         raise ItemError(f"labels must be a list of strings, not {type(labels).__name__}.")
@@ -266,7 +283,7 @@ def parse_answer(
         return _EMPTY if raw is None or raw != raw else _NO_LABEL
     if not raw.strip():
         return _EMPTY
-    text = _clean(raw)
+    text = _clean(_after_reasoning(raw))
     if not text:
         return _NO_LABEL
     reader = _Reader(text, compiled_labels, compiled_options)

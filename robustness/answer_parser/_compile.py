@@ -89,7 +89,8 @@ def _compile_labels(labels: tuple[str, ...]) -> _Labels:
         re.IGNORECASE,
     )
     list_line = re.compile(
-        rf"(?m)^[ \t]*[(\[]?[ \t]*(?P<lab>{core})[ \t]*[.)\]:][ \t]+\S", re.IGNORECASE
+        rf"(?m)^[ \t]*(?:[-•>+][ \t]+)?[(\[]?[ \t]*(?P<lab>{core})[ \t]*[.)\]:][ \t]+\S",
+        re.IGNORECASE,
     )
     inline = re.compile(
         rf"[(\[]\s*(?P<w>{core})\s*[)\]]|{_LB}(?P<p>{core})\)|{_LB}(?P<d>{core})[.:](?= )",
@@ -116,7 +117,7 @@ class _Options:
     disagree: int | None  # the one option that is a plain "Disagree", if any
 
 
-_LABELISH = re.compile(r"[(\[]?\s*[^\W_]{1,4}\s*[.):\]]\s+\S")
+_LABELISH = re.compile(r"[(\[]?\s*(?:[^\W\d_]|\d{1,2}|[ivxIVX]{1,4})\s*[.):\]]\s+\S")
 
 
 def _option_alternatives(text: str) -> list[tuple[int, str]]:
@@ -125,6 +126,8 @@ def _option_alternatives(text: str) -> list[tuple[int, str]]:
         return []
     forms = [words]
     if len(words) > 1 and words[0].lower() in {"the", "a", "an"}:
+        forms.append(words[1:])
+    if len(words) > 1 and _LABELISH.match(" ".join(words)):
         forms.append(words[1:])
     if len(words) == 2 and words[0].lower().endswith("ly") and len(words[0]) > 3:
         forms.append([words[1], words[0]])

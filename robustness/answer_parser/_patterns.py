@@ -72,7 +72,7 @@ _TRANSLATE = str.maketrans(
 _SPACES = re.compile(r"[^\S\n]+")
 
 _CLAUSE_BREAK = re.compile(
-    r"[.,;:!?\n]|\b(?:but|however|although|though|yet|whereas|while)\b", re.IGNORECASE
+    r"[.,;:!?\n—–]|\b(?:but|however|although|though|yet|whereas|while)\b", re.IGNORECASE
 )
 _NEGATION = re.compile(r"\b(?:not|never|no|nor|neither|cannot)\b|n't\b", re.IGNORECASE)
 _VERDICT_GOOD = re.compile(
@@ -111,7 +111,8 @@ _CUE = re.compile(
     r"|(?:正确答案|答案|回答|答え|正解|정답|답)\s*(?:应该|應該)?\s*(?:是|为|為|は|:|은|는)"
     r"|我(?:会|會)?(?:选择|選擇|选|選)"
     r"|\bI(?:'d|'ll)?\s+(?:would\s+|will\s+|shall\s+)?(?:probably\s+|definitely\s+)?"
-    r"(?:choose|select|pick|go\s+(?:with|for)|opt\s+for|say|answer(?:\s+with)?"
+    r"(?:choose|select|pick|go\s+(?:with|for)|opt\s+for|say|answer(?:\s+with)?|guess"
+    r"|lean\s+(?:towards?|to)"
     r"|vote\s+for|rate\s+(?:it|this)(?:\s+as)?)\b\s*:?",
     re.IGNORECASE,
 )
@@ -134,6 +135,19 @@ _MODIFIER = re.compile(
     re.IGNORECASE,
 )
 _PUNCT_SKIP = re.compile(r"[\s\"'(\[]*(?:[:=]|[-–—](?=\s))?[\s\"'(\[]*")
+# A conclusion: "So the process described is (a).", "That leaves Paris.", "therefore nitrogen"
+_CONCLUSION = re.compile(
+    r"\b(?:so|therefore|thus|hence|consequently|that\s+leaves|this\s+leaves|which\s+leaves|"
+    r"leaving|the\s+remaining\s+(?:option|choice|answer)|the\s+only\s+(?:correct|right|"
+    r"possible|remaining)\s+(?:option|choice|answer))\b,?[^\S\n]*"
+    r"(?:(?:the\s+)?(?:[^\W\d][\w'-]*[^\S\n]+){0,5}?(?:is|are|would\s+be|must\s+be)\b[^\S\n]*)?",
+    re.IGNORECASE,
+)
+# A verdict may follow a label and its text in brackets: "Option B (Paris) is correct".
+_BRACKETED = re.compile(r"[^\S\n]*[(\[][^()\[\]\n]{1,80}[)\]]")
+# Reasoning blocks of reasoning models: the answer is what follows the last closing tag.
+_THINK_END = re.compile(r"</(?:think|thinking|thought|reasoning)>", re.IGNORECASE)
+_THINK_TAG = re.compile(r"</?(?:think|thinking|thought|reasoning)>", re.IGNORECASE)
 # A hedged start: "I think it's C, but ..." (the answer is read after it like after a cue).
 _HEDGE_CUE = re.compile(
     r"\bI\s+(?:think|believe|guess|suppose|reckon|feel\s+like)\s+(?:that\s+)?"
@@ -175,7 +189,8 @@ MIDPOINT_ALIASES = (
     r"neither(?:\s+[\w-]+){1,3}\s+nor(?:\s+[\w-]+){1,3}",
     r"neither(?=\s*(?:$|[.!;,\n]))",
 )
-_CHAIN = re.compile(r"\s*(?:,|/|&|\bor\b|\band\b)\s*(?:(?:option|choice)\s+)?", re.IGNORECASE)
+_CONJ = r"\bor\b|\band\b|\b(?:o|y|ou|et|oder|und|или|и)\b|或|和"
+_CHAIN = re.compile(rf"\s*(?:,|/|&|{_CONJ})\s*(?:(?:option|choice)\s+)?", re.IGNORECASE)
 _LEAD_SKIP = re.compile(
     r"[\s>•\-\"'#]*(?:(?:option|choice|answer|letter)\s*[:\-]?\s*)?", re.IGNORECASE
 )
@@ -184,7 +199,7 @@ _QA_CUE = re.compile(r"A\s*:[^\S\n]*(?=\S)")
 _LIST_NUMBER = re.compile(r"[.)](?:\s|$)")
 _ARTICLE = re.compile(r"(?:the|a|an)\s+", re.IGNORECASE)
 _SPACE = re.compile(r"\s+")
-_LINK = re.compile(r"\s*(?:,|/|&|\bor\b|\band\b)\s*", re.IGNORECASE)
+_LINK = re.compile(rf"\s*(?:,|/|&|{_CONJ})\s*", re.IGNORECASE)
 # Option texts so common in prose that a bare mention of them is not an answer.
 _FUNCTION_WORDS = frozenset(
     {

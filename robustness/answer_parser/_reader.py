@@ -8,8 +8,10 @@ from bisect import bisect_right
 from robustness.answer_parser._compile import _Labels, _Options
 from robustness.answer_parser._patterns import (
     _ARTICLE,
+    _BRACKETED,
     _CHAIN,
     _CLAUSE_BREAK,
+    _CONCLUSION,
     _CORRECTION,
     _CORRECTION_SKIP,
     _CUE,
@@ -183,6 +185,10 @@ class _Reader:
                 # unless it continues a chain ("agree and disagree at once").
                 if hit is not None and (found or _HEAD_OPTION_END.match(self.text, hit[1])):
                     heads, end = [(hit[0], hit[1], PLAIN)], hit[1]
+            if heads and _VERDICT_BAD.match(self.text, end):
+                heads = []  # "so London is wrong" names no answer
+                if not found:
+                    break
             if heads:
                 found.extend((p, pos, role) for p, _, role in heads)
                 self.last_end = end
@@ -214,7 +220,7 @@ class _Reader:
         "I don't agree" is the scale's plain Disagree where it has exactly one.
         """
         out: list[tuple[int, int, int]] = []
-        for pattern in (_CUE, _HEDGE_CUE):
+        for pattern in (_CUE, _HEDGE_CUE, _CONCLUSION):
             for k, m in enumerate(pattern.finditer(self.text)):
                 if k == MAX_STATEMENTS:
                     break
@@ -291,6 +297,11 @@ class _Reader:
         if qa:
             return self.answer_at(qa.end())
         heads = self.label_at(pos, opening=True)
+        if not heads:  # "B or C, I can't decide": a list needs no separator after its first
+            m = self.labels.head.match(self.text, pos)
+            first = self.label_at(pos) if m and _CHAIN.match(self.text, m.end()) else []
+            if first and _CHAIN.match(self.text, first[-1][1]):
+                heads = first
         if heads:
             out = [(p, pos, role) for p, _, role in heads]
             chain = _CHAIN.match(self.text, heads[-1][1])
@@ -331,7 +342,7 @@ class _Reader:
             if surface is not None and pos is not None:
                 found.append((kind, surface, pos, m.start(), m.end()))
         for i, (kind, surface, pos, start, end) in enumerate(found):
-            if _VERDICT_GOOD.match(text, end):
+            if self._verdict(end):
                 verdicts.append((pos, start, PLAIN))
                 continue
             if kind == "b" and (surface not in self.labels.exact or self.labels.is_strict(surface)):
@@ -362,7 +373,7 @@ class _Reader:
                 if not m.lastgroup:
                     continue
                 pos = self.options.groups[m.lastgroup]
-                if _VERDICT_GOOD.match(text, m.end()):
+                if self._verdict(m.end()):
                     verdicts.append((pos, m.start(), PLAIN))
                     continue
                 if m.lastgroup in self.options.weak and not self._quoted(m.start(), m.end()):
@@ -378,6 +389,13 @@ class _Reader:
                     continue
                 plain.append((pos, m.start(), PLAIN))
         return verdicts, plain
+
+    def _verdict(self, end: int) -> bool:
+        """A verdict follows `end`, maybe after a text in brackets: "B (Paris) is correct"."""
+        if _VERDICT_GOOD.match(self.text, end):
+            return True
+        bracket = _BRACKETED.match(self.text, end)
+        return bracket is not None and _VERDICT_GOOD.match(self.text, bracket.end()) is not None
 
     def _quoted(self, start: int, end: int) -> bool:
         before = self.text[start - 1] if start > 0 else ""
