@@ -288,7 +288,7 @@ def parse_answer(
         return _NO_LABEL
     reader = _Reader(text, compiled_labels, compiled_options)
     verdicts, plain = reader.mentions()
-    clear = reader.cued() + reader.opening() + verdicts
+    clear = reader.cued() + reader.opening() + reader.closing() + verdicts
     cut, corrected = reader.corrections(clear)
     decided = _decide(_commitment(clear + corrected, cut), labels, conflict)
     if decided is not None:

@@ -77,14 +77,22 @@ _CLAUSE_BREAK = re.compile(
 _NEGATION = re.compile(r"\b(?:not|never|no|nor|neither|cannot)\b|n't\b", re.IGNORECASE)
 _VERDICT_GOOD = re.compile(
     r"\s*(?:is|would\s+be|seems\s+to\s+be|must\s+be|should\s+be)\s+"
-    r"(?:the\s+|a\s+|definitely\s+|clearly\s+)?(?:correct|right|best|true)\b",
+    r"(?:the\s+|a\s+|definitely\s+|clearly\s+)?(?:correct|right|best|true)\b"
+    r"|[^\S\n]*[:=\-–—][^\S\n]*(?:yes|correct|right|true|✓|✔|✅)(?!\w)",
     re.IGNORECASE,
 )
 _VERDICT_BAD = re.compile(
-    r"\s*(?:is|are|would\s+be)\s+(?:not\b|wrong|incorrect|false|a\s+wrong)", re.IGNORECASE
+    r"\s*(?:is|are|would\s+be)\s+(?:not\b|wrong|incorrect|false|a\s+wrong)"
+    r"|[^\S\n]*[:=\-–—][^\S\n]*(?:no|wrong|incorrect|false|✗|✘|❌)(?!\w)",
+    re.IGNORECASE,
 )
 # What may follow a strict label after an answer cue: the end of the sentence or "because".
-_STRICT_END = re.compile(r"\s*(?:$|[.,;:!?)\]}>\"'\n]|[-–—]\s|(?:because|since)\b)", re.IGNORECASE)
+_STRICT_END = re.compile(
+    r"\s*(?:$|[.,;:!?)\]}>\"'\n(\[]|[-–—]\s|(?:because|since)\b)", re.IGNORECASE
+)
+# The answer's last sentence: what follows the last sentence break, if it is short.
+_LAST_SENTENCE = re.compile(r"(?:[.!?:;\n]|\s[-–—])[^.!?:;\n]{1,40}[.!?]*\s*$")
+_CLOSING_TRIM = re.compile(r"[\s\"'(\[]*(.*?)[\s\"')\].!]*$", re.DOTALL)
 # What may follow a strict label at the opening: nothing more on its line.
 _LINE_END = re.compile(r"[^\S\n]*[.:!]?[^\S\n]*(?:$|\n)")
 # What may follow any other label, or an option text, at the opening: a separator or the end.
@@ -158,7 +166,8 @@ _HEDGE_CUE = re.compile(
 _CORRECTION = re.compile(
     r"\b(?:actually|wait|correction|oops|on\s+(?:second|further)\s+thought|scratch\s+that|"
     r"let\s+me\s+(?:reconsider|correct\s+(?:that|myself))|I\s+take\s+(?:that|it)\s+back|"
-    r"I\s+was\s+wrong|I\s+mean|rather|instead|upon\s+reflection|no(?=\s*[,.!;:—–-]))\b"
+    r"I\s+was\s+wrong|I\s+mean|rather|instead|upon\s+reflection|sorry|my\s+(?:mistake|bad)|"
+    r"I\s+made\s+a\s+mistake|no(?=[^\S\n]*[,.!;:—–]))\b"
     r"|\bfinal\s+answer\b"
     r"|\b(?:but|however|ultimately|in\s+the\s+end|on\s+balance|if\s+I\s+(?:had|have)\s+to\s+"
     r"(?:choose|pick)(?:\s+one)?|overall)\b",

@@ -18,6 +18,7 @@ from robustness.answer_parser._patterns import (
     _DESCRIPTION_END,
     _HEAD_OPTION_END,
     _HEDGE_CUE,
+    _LAST_SENTENCE,
     _LEAD_SKIP,
     _LINE_END,
     _LINK,
@@ -288,6 +289,38 @@ class _Reader:
         }
         return len(inline - {None}) >= 3
 
+    def closing(self) -> list[tuple[int, int, int]]:
+        """The answer's last sentence when it is a label or an option text alone.
+
+        "... I lean towards agreeing. 4." and "I almost never do this. Rarely." end in
+        their answer; a text of one sentence is read by :meth:`opening` instead.
+        """
+        text = self.text
+        m = _LAST_SENTENCE.search(text, max(0, len(text) - 48))
+        if m is None or self.is_echo():
+            return []
+        pos = m.start()
+        while pos < len(text) and (text[pos].isspace() or text[pos] in ".!?:;-–—"):
+            pos += 1
+        rest = text[pos:].rstrip(" .!\"')]")
+        if not rest:
+            return []
+        end = pos + len(rest)
+        line = text[text.rfind("\n", 0, m.start()) + 1 : m.start()].strip()
+        if m.group()[0] in ".:)" and 0 < len(line) <= 4:
+            return []  # "4. Madrid" ends a numbered list; it is not a closing answer
+        head = self.labels.head.match(text, pos)
+        if head and (not head.group("open") or head.group("close")):
+            surface = head.group("lab")
+            label = self.labels.position(surface)
+            shown = head.group("close") or surface in self.labels.exact
+            if label is not None and shown and head.end() >= end:
+                return [(label, pos, PLAIN)]
+        hit = self.option_at(pos)
+        if hit is not None and hit[1] >= end:
+            return [(hit[0], pos, PLAIN)]
+        return []
+
     def opening(self) -> list[tuple[int, int, int]]:
         """The answer's first words: a label or an option text standing alone, or a list."""
         if self.is_echo():
@@ -313,6 +346,8 @@ class _Reader:
         hit = self.option_at(pos)
         if hit is None or not _OPENING_END.match(self.text, hit[1]):
             return []
+        if _VERDICT_BAD.match(self.text, hit[1]):
+            return []  # "London: no" opens a checklist, not an answer
         # "Paris (B)": an option text followed by a wrapped label names both.
         after = _SPACE.match(self.text, hit[1])
         tail = after.end() if after else hit[1]
