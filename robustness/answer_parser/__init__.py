@@ -109,6 +109,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from robustness.answer_parser._compile import _compile_labels, _compile_options
 from robustness.answer_parser._patterns import (
@@ -116,9 +117,9 @@ from robustness.answer_parser._patterns import (
     _THINK_END,
     _THINK_TAG,
     MAX_CHARS,
+    _bare_label,
     _clean,
 )
-from robustness.answer_parser._patterns import _bare_label as _bare_label
 from robustness.answer_parser._reader import LABEL, LISTED, TEXT, _Reader
 from robustness.errors import ItemError
 
@@ -223,17 +224,39 @@ def _after_reasoning(raw: str) -> str:
     return tail if tail.strip() else _THINK_TAG.sub(" ", raw[: last.start()])
 
 
-def _check_labels(labels: object, options: object) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    if isinstance(labels, str) or not isinstance(labels, Sequence):
-        raise ItemError(f"labels must be a list of strings, not {type(labels).__name__}.")
-    if isinstance(options, str) or not isinstance(options, Sequence):
-        raise ItemError(f"options must be a list of strings, not {type(options).__name__}.")
+@lru_cache(maxsize=1024)
+def _check_label_set(labels: tuple[str, ...]) -> None:
+    bare = [_bare_label(lab) for lab in labels]
+    if not bare:
+        raise ItemError("parse_answer needs at least one label.")
+    if not all(bare):
+        raise ItemError(f"empty label in {list(labels)!r}.")
+    if len(set(bare)) != len(bare):
+        raise ItemError(f"duplicate labels in {list(labels)!r}.")
+
+
+@lru_cache(maxsize=4096)
+def _checked(labels: tuple, options: tuple) -> tuple[tuple[str, ...], tuple[str, ...]]:
     bad = [lab for lab in labels if not isinstance(lab, str)]
     if bad:
         raise ItemError(f"label {bad[0]!r} in {list(labels)!r} is not a string.")
     if len(labels) != len(options):
         raise ItemError(f"{len(labels)} labels but {len(options)} options.")
-    return tuple(labels), tuple(str(o) for o in options)
+    _check_label_set(labels)
+    return labels, tuple(str(o) for o in options)
+
+
+def _check_labels(labels: object, options: object) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    if isinstance(labels, str) or not isinstance(labels, Sequence):
+        raise ItemError(f"labels must be a list of strings, not {type(labels).__name__}.")
+    if isinstance(options, str) or not isinstance(options, Sequence):
+        raise ItemError(f"options must be a list of strings, not {type(options).__name__}.")
+    try:
+        return _checked(tuple(labels), tuple(options))
+    except TypeError:  # an unhashable label or option
+        raise ItemError(
+            f"labels and options must be strings, not {list(labels)!r} / {list(options)!r}."
+        ) from None
 
 
 def parse_answer(
@@ -275,19 +298,24 @@ def parse_answer(
         raise ItemError(
             f"conflict policy {conflict!r} is not one of {', '.join(CONFLICT_POLICIES)}."
         )
-    compiled_labels = _compile_labels(labels)
-    compiled_options = _compile_options(options)
     if isinstance(raw, bytes):
         raw = raw.decode("utf-8", errors="replace")
     if not isinstance(raw, str):
         return _EMPTY if raw is None or raw != raw else _NO_LABEL
     if not raw.strip():
         return _EMPTY
-    text = _clean(_after_reasoning(raw))
+    return _parse_text(_clean(_after_reasoning(raw)), labels, options, conflict)
+
+
+@lru_cache(maxsize=1 << 16)
+def _parse_text(
+    text: str, labels: tuple[str, ...], options: tuple[str, ...], conflict: str
+) -> ParsedAnswer:
+    """The parse of a cleaned text (memoised: tables repeat their answers many times)."""
     if not text:
         return _NO_LABEL
-    reader = _Reader(text, compiled_labels, compiled_options)
-    verdicts, plain = reader.mentions()
+    reader = _Reader(text, _compile_labels(labels), _compile_options(options))
+    verdicts = reader.mentions()[0] if reader.hinted("verdict") else []
     clear = reader.cued() + reader.opening() + reader.closing() + verdicts
     cut, corrected = reader.corrections(clear)
     decided = _decide(_commitment(clear + corrected, cut), labels, conflict)
@@ -295,4 +323,4 @@ def parse_answer(
         return decided
     if _REFUSAL_RE.search(text):
         return _REFUSAL
-    return _decide(plain, labels, conflict) or _NO_LABEL
+    return _decide(reader.mentions()[1], labels, conflict) or _NO_LABEL

@@ -17,6 +17,7 @@ from robustness.answer_parser._patterns import (
     _bare_label,
     _clean,
 )
+from robustness.errors import ItemError
 
 
 @dataclass(frozen=True)
@@ -46,12 +47,12 @@ class _Labels:
 @lru_cache(maxsize=1024)
 def _compile_labels(labels: tuple[str, ...]) -> _Labels:
     if not labels:
-        raise ValueError("parse_answer needs at least one label")
+        raise ItemError("parse_answer needs at least one label.")
     bare = [_bare_label(lab) for lab in labels]
     if any(not b for b in bare):
-        raise ValueError(f"empty label in {list(labels)!r}")
+        raise ItemError(f"empty label in {list(labels)!r}.")
     if len(set(bare)) != len(bare):
-        raise ValueError(f"duplicate labels in {list(labels)!r}")
+        raise ItemError(f"duplicate labels in {list(labels)!r}.")
     fold = len({b.casefold() for b in bare}) == len(bare)
     lookup: dict[str, int] = {}
     strict: set[str] = set()

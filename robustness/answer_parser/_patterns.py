@@ -109,21 +109,104 @@ _SEPARATOR = re.compile(r"[^\S\n]*[.):\]\-–—=]?[^\S\n]*")
 _CUE = re.compile(
     r"\b(?:answer|choice|option|response|selection|rating|pick)\s*"
     r"(?:is|would\s+be|will\s+be|should\s+be|must\s+be|=|:|-(?=\s)|–|—)"
-    # the same cue in Spanish, Portuguese, French, Italian, German, Dutch, Russian
-    r"|\b(?:respuesta|resposta|r[ée]ponse|risposta|antwort|antwoord|opci[óo]n|op[çc][ãa]o|"
-    r"choix|scelta|ответ|вариант)(?:\s+(?:correcta|correta|correcte|corretta|richtige|"
-    r"juiste|final|finale|правильный))?\s*(?:es|sería|é|seria|est|serait|è|sarebbe|ist|"
-    r"lautet|wäre|is|это|[:=]|-(?=\s)|–|—)"
-    r"|\b(?:elijo|escojo|je\s+choisis|scelgo|ich\s+w[äa]hle|escolho|выбираю)\b"
-    # Chinese, Japanese, Korean: no word boundary before the cue
-    r"|(?:正确答案|答案|回答|答え|正解|정답|답)\s*(?:应该|應該)?\s*(?:是|为|為|は|:|은|는)"
-    r"|我(?:会|會)?(?:选择|選擇|选|選)"
     r"|\bI(?:'d|'ll)?\s+(?:would\s+|will\s+|shall\s+)?(?:probably\s+|definitely\s+)?"
     r"(?:choose|select|pick|go\s+(?:with|for)|opt\s+for|say|answer(?:\s+with)?|guess"
     r"|lean\s+(?:towards?|to)"
     r"|vote\s+for|rate\s+(?:it|this)(?:\s+as)?)\b\s*:?",
     re.IGNORECASE,
 )
+# The same cues in Spanish, Portuguese, French, Italian, German, Dutch and Russian.
+_CUE_OTHER = re.compile(
+    r"\b(?:respuesta|resposta|r[ée]ponse|risposta|antwort|antwoord|opci[óo]n|op[çc][ãa]o|"
+    r"choix|scelta|ответ|вариант)(?:\s+(?:correcta|correta|correcte|corretta|richtige|"
+    r"juiste|final|finale|правильный))?\s*(?:es|sería|é|seria|est|serait|è|sarebbe|ist|"
+    r"lautet|wäre|is|это|[:=]|-(?=\s)|–|—)"
+    r"|\b(?:elijo|escojo|je\s+choisis|scelgo|ich\s+w[äa]hle|escolho|выбираю)\b",
+    re.IGNORECASE,
+)
+# Chinese, Japanese, Korean: no word boundary before the cue.
+_CUE_CJK = re.compile(
+    r"(?:正确答案|答案|回答|答え|正解|정답|답)\s*(?:应该|應該)?\s*(?:是|为|為|は|:|은|는)"
+    r"|我(?:会|會)?(?:选择|選擇|选|選)"
+)
+_CJK_CHAR = re.compile(f"[{_CJK}]")
+#: Words one of which (casefolded) every match of a cue contains: a text without any of them
+#: is not scanned with that cue (most answers are short and need none of the scans).
+CUE_HINTS = {
+    "cue": (
+        "answer",
+        "choice",
+        "option",
+        "response",
+        "selection",
+        "rating",
+        "pick",
+        "choose",
+        "select",
+        "go ",
+        "opt ",
+        "say",
+        "guess",
+        "lean",
+        "vote",
+        "rate",
+    ),
+    "other": (
+        "respu",
+        "respo",
+        "répo",
+        "repo",
+        "rispo",
+        "antw",
+        "opci",
+        "opç",
+        "opca",
+        "choix",
+        "scelt",
+        "ответ",
+        "вариант",
+        "elijo",
+        "escojo",
+        "choisis",
+        "scelgo",
+        "wähle",
+        "wahle",
+        "escolho",
+        "выбираю",
+    ),
+    "hedge": ("think", "believe", "guess", "suppose", "reckon", "feel like"),
+    "conclusion": ("so", "therefore", "thus", "hence", "consequently", "leav", "remaining", "only"),
+    "stance": ("i ", "i'"),
+    # every verdict has one of these: without one, no mention can be a verdict
+    "verdict": ("correct", "right", "best", "true", "yes", "✓", "✔", "✅"),
+    "correction": (
+        "actually",
+        "wait",
+        "correction",
+        "oops",
+        "thought",
+        "scratch",
+        "let me",
+        "take",
+        "wrong",
+        "mean",
+        "rather",
+        "instead",
+        "reflection",
+        "sorry",
+        "mistake",
+        "bad",
+        "no",
+        "final",
+        "but",
+        "however",
+        "ultimately",
+        "end",
+        "balance",
+        "if i",
+        "overall",
+    ),
+}
 _STANCE = re.compile(
     r"\bI(?:'d)?\s+(?:(?:would|do|really|also|personally|must|can\s+only|think\s+I|feel\s+I)"
     r"\s+)*",

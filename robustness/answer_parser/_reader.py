@@ -10,11 +10,14 @@ from robustness.answer_parser._patterns import (
     _ARTICLE,
     _BRACKETED,
     _CHAIN,
+    _CJK_CHAR,
     _CLAUSE_BREAK,
     _CONCLUSION,
     _CORRECTION,
     _CORRECTION_SKIP,
     _CUE,
+    _CUE_CJK,
+    _CUE_OTHER,
     _DESCRIPTION_END,
     _HEAD_OPTION_END,
     _HEDGE_CUE,
@@ -36,6 +39,7 @@ from robustness.answer_parser._patterns import (
     _STRICT_END,
     _VERDICT_BAD,
     _VERDICT_GOOD,
+    CUE_HINTS,
 )
 
 #: Hit roles: a plain hit, the label side or the text side of a label that came with another
@@ -62,6 +66,19 @@ class _Reader:
         self._breaks: list[int] | None = None
         self._negations: list[tuple[int, int]] = []
         self.last_end = 0
+        self._echo: bool | None = None
+        self._low: str | None = None
+        self._mentions: tuple[list, list] | None = None
+
+    def hinted(self, kind: str) -> bool:
+        """Whether the text has one of the words every match of cue ``kind`` contains."""
+        if self._low is None:
+            self._low = self.text.casefold()
+        low = self._low
+        for word in CUE_HINTS[kind]:  # noqa: SIM110 (a loop is faster than any() here)
+            if word in low:
+                return True
+        return False
 
     def negated(self, start: int) -> bool:
         """True when a negation precedes `start` in the same clause ("I do not really agree").
@@ -70,9 +87,11 @@ class _Reader:
         breaks and negations of the text are found once (linear in the text's length).
         """
         if self._breaks is None:
-            self._breaks = [m.end() for m in _CLAUSE_BREAK.finditer(self.text)]
             self._negations = [(m.start(), m.end()) for m in _NEGATION.finditer(self.text)]
             self._neg_starts = [s for s, _ in self._negations]
+            self._breaks = (
+                [m.end() for m in _CLAUSE_BREAK.finditer(self.text)] if self._negations else []
+            )
         if not self._negations:
             return False
         k = bisect_right(self._breaks, start)
@@ -221,16 +240,29 @@ class _Reader:
         "I don't agree" is the scale's plain Disagree where it has exactly one.
         """
         out: list[tuple[int, int, int]] = []
-        for pattern in (_CUE, _HEDGE_CUE, _CONCLUSION):
+        patterns = [
+            pattern
+            for kind, pattern in (
+                ("cue", _CUE),
+                ("other", _CUE_OTHER),
+                ("hedge", _HEDGE_CUE),
+                ("conclusion", _CONCLUSION),
+            )
+            if self.hinted(kind)
+        ]
+        if _CJK_CHAR.search(self.text):
+            patterns.append(_CUE_CJK)
+        for pattern in patterns:
             for k, m in enumerate(pattern.finditer(self.text)):
                 if k == MAX_STATEMENTS:
                     break
                 out.extend(self.answer_at(m.end()))
-        for k, m in enumerate(_STANCE.finditer(self.text)):
-            if k == MAX_STATEMENTS:
-                break
-            out.extend(self.answer_at(m.end(), labels_too=False))
-        if self.options.disagree is not None:
+        if self.hinted("stance"):
+            for k, m in enumerate(_STANCE.finditer(self.text)):
+                if k == MAX_STATEMENTS:
+                    break
+                out.extend(self.answer_at(m.end(), labels_too=False))
+        if self.options.disagree is not None and "agree" in self._low:
             for m in _NEG_AGREE.finditer(self.text):
                 out.append((self.options.disagree, m.start(), PLAIN))
         return out
@@ -246,6 +278,8 @@ class _Reader:
         """
         hits: list[tuple[int, int, int]] = []
         cut = 0
+        if not self.hinted("correction"):
+            return cut, hits
         offsets = sorted(off for _, off, _ in clear)
         for k, m in enumerate(_CORRECTION.finditer(self.text)):
             if k == MAX_STATEMENTS:
@@ -276,11 +310,18 @@ class _Reader:
 
     def is_echo(self) -> bool:
         """True when the answer repeats the option list instead of choosing from it."""
-        listed = {
-            self.labels.position(m.group("lab")) for m in self.labels.list_line.finditer(self.text)
-        }
-        if len(listed - {None}) >= 2:
-            return True
+        if self._echo is None:
+            self._echo = self._is_echo()
+        return self._echo
+
+    def _is_echo(self) -> bool:
+        if "\n" in self.text:
+            listed = {
+                self.labels.position(m.group("lab"))
+                for m in self.labels.list_line.finditer(self.text)
+            }
+            if len(listed - {None}) >= 2:
+                return True
         first_line = self.text.split("\n", 1)[0]
         inline = {
             self.labels.position(m.group(m.lastgroup))
@@ -366,6 +407,11 @@ class _Reader:
 
     def mentions(self) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]:
         """(verdicts such as "B is correct", plain mentions) anywhere in the text."""
+        if self._mentions is None:
+            self._mentions = self._find_mentions()
+        return self._mentions
+
+    def _find_mentions(self) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]:
         verdicts: list[tuple[int, int, int]] = []
         plain: list[tuple[int, int, int]] = []
         text = self.text
