@@ -17,6 +17,7 @@ Three layers:
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ from hypothesis import strategies as st
 
 from robustness import answer_parser as normalize
 from robustness.answer_parser import REASONS, ParsedAnswer, parse_answer
+from robustness.errors import ItemError
 
 DATA = Path(__file__).parent / "data"
 CORPUS = DATA / "normalizer_corpus.jsonl"
@@ -581,3 +583,155 @@ def test_clear_statements_round_trip(which: int, data: st.DataObject) -> None:
     raw = template.format(l=bare, o=options[k])
     result = parse_answer(raw, labels, options)
     assert (result.label, result.position) == (labels[k], k), raw
+
+
+# -- any input: a result or a clean error, within 50 ms (issue 17) ---------------------------
+
+#: Per-answer budget of issue 17, in CPU seconds of this process (time.process_time), so a
+#: busy shared machine does not count other processes' time against the parser.
+BUDGET_S = 0.050
+
+LABEL_TEXT = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",)) | st.sampled_from("ABCabcαβγiv()[].1"),
+    max_size=6,
+)
+ADVERSARIAL = [
+    "a" + "\n" * 4000 + "b",
+    "a" + " \n" * 2000 + "b",
+    "β\n" * 2000,
+    "α " * 2000,
+    "(" * 4000,
+    ". " * 2000,
+    "— " * 2000,
+    "No, " * 1000,
+    "I " * 2000,
+    "I'd " * 1000,
+    "answer is " * 400,
+    "B (Paris) " * 400,
+    "A) London\n" * 400,
+    "not " * 1000 + "agree",
+    "Actually, B. " * 300,
+    "</think>" * 500 + "B",
+    "<think>" * 500,
+    "答案是" * 1300,
+    "\ud800" * 4000,
+    "x" * 100_000 + " B",
+]
+
+
+def _timed(raw: object, labels: list, options: list) -> tuple[ParsedAnswer | None, float]:
+    start = time.process_time()
+    try:
+        result: ParsedAnswer | None = parse_answer(raw, labels, options)
+    except ItemError:
+        result = None
+    return result, time.process_time() - start
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(
+    raw=st.one_of(
+        st.text(max_size=3000),
+        st.text(alphabet="AB( )\n.,:αβ答", max_size=4000),
+        st.none(),
+        st.integers(),
+        st.floats(),
+        st.binary(max_size=50),
+        st.lists(st.integers(), max_size=3),
+    ),
+    labels=st.lists(LABEL_TEXT, max_size=9),
+    data=st.data(),
+)
+def test_any_input_and_any_label_set_is_a_result_or_a_clean_error(
+    raw: object, labels: list[str], data: st.DataObject
+) -> None:
+    n = data.draw(st.sampled_from([len(labels), len(labels), len(labels) + 1]))
+    options = data.draw(st.lists(st.text(max_size=60), min_size=n, max_size=n))
+    result, spent = _timed(raw, labels, options)
+    if result is not None:
+        _assert_well_formed(result, labels)
+    assert spent < BUDGET_S, f"{spent * 1000:.1f} ms for {str(raw)[:60]!r} with {labels!r}"
+
+
+@pytest.mark.parametrize("raw", ADVERSARIAL, ids=range(len(ADVERSARIAL)))
+@pytest.mark.parametrize(
+    ("labels", "options"),
+    [(GRK4, CAP), (UP4, CAP), ([*NUM4, "5"], AG5)],
+    ids=["greek", "A-D", "1-5"],
+)
+def test_adversarial_answers_parse_within_the_budget(
+    raw: str, labels: list[str], options: list[str]
+) -> None:
+    parse_answer("warm up the label set's patterns", labels, options)
+    normalize._parse_text.cache_clear()
+    result, spent = _timed(raw, labels, options)
+    assert result is not None
+    _assert_well_formed(result, labels)
+    assert spent < BUDGET_S, f"{spent * 1000:.1f} ms"
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [(None, "empty"), (float("nan"), "empty"), (3, "no_label"), ([1, 2], "no_label")],
+)
+def test_a_non_string_raw_is_a_clean_invalid_result(raw: object, reason: str) -> None:
+    assert parse_answer(raw, UP4, CAP) == ParsedAnswer(None, None, reason)
+    assert parse_answer(b"B", UP4, CAP).label == "B"
+
+
+@pytest.mark.parametrize(
+    ("labels", "options", "message"),
+    [
+        ("ABCD", CAP, "labels must be a list"),
+        (UP4, None, "options must be a list"),
+        ([1, 2, 3, 4], CAP, "label 1 in"),
+        ([["A"], "B"], ["x", "y"], "must be strings"),
+        (UP4, CAP[:3], "4 labels but 3 options"),
+    ],
+)
+def test_bad_label_sets_are_one_clear_item_error(labels: object, options: object, message: str):
+    with pytest.raises(ItemError, match=message):
+        parse_answer("B", labels, options)  # type: ignore[arg-type]
+    with pytest.raises(ItemError, match="conflict policy 'first'"):
+        parse_answer("B", UP4, CAP, conflict="first")
+
+
+# -- issue 11's groups, one focused check each ----------------------------------------------
+
+
+def test_issue_11_groups() -> None:
+    ag5 = [*NUM4, "5"]
+    imp5 = ["Not at all", "Slightly", "Neither important nor unimportant", "Very", "Extremely"]
+    labelish = ["B. first", "A. second", "D. third", "C. fourth"]
+    _check(
+        [
+            ("La respuesta es A.", UP4, CAP, "A"),
+            ("答案是A。", UP4, CAP, "A"),
+            ("Neutral", ag5, AG5, "3"),
+            ("Neither.", ag5, AG5, "3"),
+            ("Neither good nor bad", ag5, imp5, "3"),
+            ("Neutral", NUM4, AG4, "no_label"),
+            ("I don't agree", NUM4, AG4, "2"),
+            ("B, C", UP4, CAP, "ambiguous"),
+            ("a) and d) both seem right", LO4, CAP, "ambiguous"),
+            ("The answer is B. Actually, wait: it's C.", UP4, CAP, "C"),
+            ("B and C are both plausible, but B", UP4, CAP, "B"),
+            ("I think it's C, but B is also possible.", UP4, CAP, "C"),
+            ("4 (Strongly agree)", ag5, AG5, "ambiguous"),
+            ("I don't know.", UP4, CAP, "refusal"),
+            ("I prefer not to answer.", NUM4, AG4, "refusal"),
+            ("B. first", UP4, labelish, "A"),
+            ("<think>Maybe C? No. It's B.</think>\nB", UP4, CAP, "B"),
+        ]
+    )
+
+
+def test_conflict_policy_and_both_readings() -> None:
+    for policy, label in (("ambiguous", None), ("label", "B"), ("text", "C")):
+        result = parse_answer("B. Agree", UP4, AG4, conflict=policy)
+        assert (result.label, result.label_reading, result.text_reading) == (label, 1, 2)
+        assert result.reason == (None if label else "ambiguous")
+    # another disagreement stays ambiguous under every policy, with no readings
+    for policy in ("label", "text"):
+        result = parse_answer("A) London\n\nThe answer is C.", UP4, CAP, conflict=policy)
+        assert result == ParsedAnswer(None, None, "ambiguous")

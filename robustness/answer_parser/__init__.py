@@ -9,9 +9,14 @@ negation) is the variant's job (``Variant.to_canonical``), not this module's.
 
 Reading the text
 ----------------
-The text is NFKC-normalised (full-width letters, circled digits and Unicode roman numerals
-become plain ones), curly quotes become straight ones, ``*`` and backticks (Markdown
-emphasis) become spaces, and only the first ``MAX_CHARS`` characters are read.
+A reasoning block is set aside: when the text has a closing ``</think>`` (or
+``</thinking>``, ``</thought>``, ``</reasoning>``), only what follows the last one is read,
+unless nothing follows it, in which case the block itself is read. The text is then
+NFKC-normalised (full-width letters, circled digits and Unicode roman numerals become plain
+ones), curly quotes become straight ones, ``*`` and backticks (Markdown emphasis) become
+spaces, CJK full stops and commas become ``.`` and ``,``, a space is put between CJK text
+and a Latin or Greek letter or digit (``答案是A。`` -> ``答案是 A.``), and only the first
+``MAX_CHARS`` characters are read.
 
 A label is recognised as a whole token only: ``ii`` is never read as ``i``, ``B`` is not
 found in ``Bob``, ``B-cell``, ``B's`` or ``C++``, ``e`` not in ``e.g.``, and ``3`` not in
@@ -49,6 +54,15 @@ scale the model named at its plain point. Where the scale has ``Somewhat agree``
 option is matched, being longer. Stance without the scale's words (``it's a positive
 thing``) is not read as agreement: that is no label, not a guess.
 
+On a scale whose middle point names a midpoint (an odd number of options, the middle one
+starting with ``Neither``, ``Neutral``, ``Undecided``, ``Unsure``, ``Not sure``, ``No
+opinion``, ``Indifferent``, ``Mixed`` or ``In between``), ``Neutral``, ``Undecided``, ``In
+the middle``, ``Neither X nor Y`` and a ``Neither`` that ends its sentence also name that
+point (``Neither good nor bad`` is the midpoint of an importance scale). On a scale with
+exactly one option that is a plain ``Disagree``, negated agreement (``I don't agree``, ``I do
+not really agree``, ``I can't agree``, but not ``I don't agree or disagree``, ``I don't fully
+agree``) is that option.
+
 Options that are function words (``the``, ``their``, ``there``, ...) count in running text
 only when quoted (``The word is "their".``); after a cue or at the opening they count as
 usual. A number that numbers a list line (``4. 1``) is not a mention of the option ``4``.
@@ -62,7 +76,19 @@ names two options and is ``"ambiguous"``; small models do this often. A label fo
 sentence that merely starts with an option's words (``c. Nuclear energy is a type of ...``)
 is just the label. With numeric labels and numeric options, a bare number after a cue is a
 label (``The answer is 4`` is label 4, not the option "4"); a number that is no label is
-read as an option text (``The answer is 1945``).
+read as an option text (``The answer is 1945``). The option text may stand in brackets after
+the label: ``4 (Agree)`` is one answer where 4 shows Agree, ``4 (Strongly agree)`` where 4
+shows Agree names two options.
+
+A label written with another option's text alone is a *conflict*: the result keeps both
+readings (``label_reading``, ``text_reading``) and the ``conflict`` policy decides:
+``"ambiguous"`` (the default), ``"label"`` (the label's option) or ``"text"`` (the text's
+option). The policy applies only when the conflict is the sole disagreement; any other
+disagreement is ambiguous under every policy.
+
+An option whose own text starts like a label (``B. first`` shown as option A) is that option
+when its whole text is written (``B. first`` is A); written with another wrapper (``(D)
+third`` where option C is ``D. third``) it is a label with another option's text.
 
 Precedence
 ----------
@@ -70,39 +96,76 @@ Precedence
 2. *Clear answer statements* are collected from the whole text:
    a. an answer cue followed by a label or an option text: ``Answer: B``, ``The (correct)
       answer is (B)``, ``the best option would be Paris``, ``My choice: 2``, ``I choose b``,
-      ``I would say agree``, ``I'd go with beta``, ``I'd rate it as very important``;
+      ``I would say agree``, ``I'd go with beta``, ``I'd rate it as very important``, ``I'd
+      guess B``, ``I lean towards C``; a hedged start (``I think it's C``, ``I believe the
+      answer is 3``); a conclusion (``So the process described is (a).``, ``therefore
+      nitrogen``, ``That leaves Paris.``, ``The remaining option, Paris``); the same cues in
+      Spanish, Portuguese, French, Italian, German, Dutch and Russian (``La respuesta es
+      A``, ``Die Antwort lautet B``, ``Ответ: B``, ``Je choisis C``) and in Chinese,
+      Japanese and Korean (``答案是A``, ``正确答案：C``, ``答え：B``, ``正解はC``, ``정답은
+      B``, ``我选B``); an answer followed by ``is wrong`` / ``: no`` is not stated;
       filler words between the cue and the answer are skipped (``is probably option B``);
       an option text after a cue must end there or run on with a function word (``the
-      capital`` is not the option "the"); a chain ``B or C`` / ``B and C`` / ``B, C`` yields
-      every label in it;
+      capital`` is not the option "the"); a chain ``B or C`` / ``B and C`` / ``B, C`` (also
+      ``o``, ``y``, ``ou``, ``et``, ``oder``, ``und``, ``или``, ``或``) yields every label in
+      it, as a *list*;
    b. a first-person stance naming an option: ``I agree``, ``I strongly disagree``, ``I'd
       agree with``, ``I would somewhat agree`` (the modifier is skipped only when no option
       includes it);
    c. a label or option text followed by a verdict: ``B is correct``, ``Paris is the right
-      answer``;
+      answer``, ``Option B (Paris) is correct``, ``Paris: yes`` / ``Paris ✅``-style
+      checklists (``London: no`` is a rejection, not an opening);
    d. the answer's opening: a label as described above (``B``, ``(B)``, ``B)``, ``B.``,
       ``B. Paris``, ``Option 2 -``), or an option text followed by the end or punctuation
       (``Paris.``, ``Strongly agree``). ``A:`` opening a line that goes on is the answer
       cue of the Q:/A: convention, not label A (``A: Very important``, ``A: [B] Disagree``).
       An opening that repeats the option list (two or more lines starting ``<label>.`` /
       ``<label>)``, or three or more labels written as list entries on the first line) is
-      an echo, not an answer.
-   If all clear statements name the same label, that label is the answer (the first one is
-   reported; a model that repeats itself is not ambiguous). If they name different labels,
-   or a label with another option's text -> ``"ambiguous"`` (``A) So ... The correct answer
-   is D) Sm``).
+      an echo, not an answer (bullets ``-``, ``•``, ``>`` before the labels included). An
+      opening of two or more labels (``B, C``, ``a) and d) both seem right``, ``B or C, I
+      can't decide``) or option texts (``Sometimes or often``) is a list;
+   e. the answer's closing: a last sentence that is a label as shown or an option text
+      alone (``... I lean towards agreeing. 4.``, ``... once a year. Rarely.``), except the
+      last line of a numbered list and any echo;
+   f. a correction and what it names (see *Commitment*).
+   *Commitment*: the answer is the model's last commitment. A correction (``Actually``,
+   ``wait``, ``No,``, ``Correction``, ``Oops``, ``Sorry``, ``on second thought``, ``scratch
+   that``, ``let me reconsider``, ``I mean``, ``rather``, ``instead``, ``final answer``)
+   followed by a clear statement, or followed at once by an answer that ends its sentence,
+   starts it: the clear statements before it no longer count (``The answer is B. Actually,
+   wait: it's C.`` is C). A turn (``but``, ``however``, ``ultimately``, ``on balance``,
+   ``overall``, ``if I had to choose``) followed at once by an answer that ends its sentence
+   does the same (``B and C are both plausible, but B`` is B); a turn followed by anything
+   else does not (``I think it's C, but B is also possible`` is C). A list followed by a
+   single clear statement is a hedge that the statement settles (``B or C. I'd go with B``
+   is B); a list alone is ``"ambiguous"``.
+   If all remaining clear statements name the same label, that label is the answer (the
+   first one is reported; a model that repeats itself is not ambiguous). If they name
+   different labels -> ``"ambiguous"`` (``A) So ... The correct answer is D) Sm``), unless
+   the only disagreement is one label with another option's text (the ``conflict`` policy).
 3. Without a clear statement, a refusal (``As an AI ...``, ``I'm a helpful AI ...``, ``I
    don't have personal opinions``, ``I cannot answer/provide/choose ...``, ``not capable of
-   providing personal opinions``, ``I'm sorry, but``) -> ``"refusal"``. A refusal that still
-   gives a clear answer counts as that answer.
+   providing personal opinions``, ``I'm sorry, but``), or a refusal not phrased as declining
+   (``I don't know``, ``I have no idea`` / ``no opinion``, ``I prefer not to answer``, ``I'd
+   rather not say``, ``No comment``, ``I can't decide``, ``Hard to say``, ``No sé``, ``不知道``)
+   -> ``"refusal"``. A refusal that still gives a clear answer counts as that answer (``I
+   don't know, but I'd guess B`` is B).
 4. Otherwise every *mention* counts: labels in a label context, bare non-strict labels as
    shown, and option texts. A mention followed by ``is wrong``, ``is incorrect`` or ``is
    not``, or negated in its clause, is dropped. One label named -> that label (``The
    capital of France is Paris.``); two or more -> ``"ambiguous"`` (``A or B``, ``Paris or
    London``, an echoed option list); none -> ``"no_label"``.
 
-The function is pure, never raises on any ``raw`` string, and compiles its patterns once per
-label set and once per option set (``functools.lru_cache``).
+Robustness and cost
+-------------------
+The function is pure and never raises on any ``raw`` value: None, NaN, numbers and other
+non-strings are a clean invalid result (bytes are decoded as UTF-8); only a bad label set or
+an unknown policy raises :class:`robustness.errors.ItemError`. Its work is linear in the
+text's length, which is bounded by ``MAX_CHARS``: at most 64 cues, stances and corrections
+and 256 mentions of labels and 256 of option texts are read per answer, negations are found
+once per text, and a cue's scan runs only when one of its words occurs. Patterns are compiled
+once per label set and once per option set, and the parse of a cleaned text is memoised
+(``functools.lru_cache``), so a table that repeats its answers is read fast.
 """
 
 from __future__ import annotations

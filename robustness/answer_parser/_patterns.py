@@ -39,12 +39,14 @@ _WORDLIKE = {"a", "i"}
 
 # Token boundaries around a label: not inside a word, not a degree sign's C, not "B's",
 # "B-cell", "C++", "C#", "e.g.", "3.5" or "1,000".
-# A CJK character is a word character to `re` but no word boundary is written between CJK
-# text and a Latin label ("答案是A。"), so it does not glue to a label.
+# Token boundaries around a label: not inside a word, not a degree sign's C, not "B's",
+# "B-cell", "C++", "C#", "e.g.", "3.5" or "1,000".
+_LB = r"(?<![\w°\-])(?<!\w')"
+_RB = r"(?![\w+#°])(?!['\-]\w)(?![.,]\d)(?!\.\w\.)"
+# CJK text writes no space before a Latin label ("答案是A。"); cleaning puts one there, so the
+# label is a token of its own.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
-_W = rf"[^\W{_CJK}]"
-_LB = rf"(?<!{_W})(?<![°\-])(?<!{_W}')"
-_RB = rf"(?!{_W}|[+#°])(?!['\-]\w)(?![.,]\d)(?!\.\w\.)"
+_CJK_GLUE = re.compile(rf"(?<=[{_CJK}])(?=[^\W{_CJK}])|(?<=[^\W{_CJK}])(?=[{_CJK}])")
 
 _TRANSLATE = str.maketrans(
     {
@@ -259,7 +261,7 @@ _CORRECTION = re.compile(
 _CORRECTION_SKIP = re.compile(
     r"(?:[\s,.:;!—–-]|\b(?:actually|wait|no|hmm+|so|then|I\s+think|I\s+would\s+say|I'd\s+say|"
     r"is|it's|it\s+is|the\s+answer\s+is|the\s+right\s+one\s+is|I'd\s+go\s+with|"
-    r"I'll\s+go\s+with|I\s+choose|my\s+answer\s+is)\b)*",
+    r"I'll\s+go\s+with|I\s+choose|my\s+answer\s+is)\b){0,16}",
     re.IGNORECASE,
 )
 # Negated agreement: "I don't agree" (read as Disagree where the scale has one plain Disagree).
@@ -374,6 +376,8 @@ _REFUSAL_RE = re.compile(
 
 def _clean(text: str) -> str:
     text = unicodedata.normalize("NFKC", text[:MAX_CHARS]).translate(_TRANSLATE)
+    if _CJK_CHAR.search(text):
+        text = _CJK_GLUE.sub(" ", text)
     return _SPACES.sub(" ", text).strip()
 
 

@@ -49,6 +49,8 @@ PLAIN, LABEL, TEXT, LISTED = 0, 1, 2, 4
 #: At most this many cue, stance and correction matches are followed per answer (a bound on
 #: the work an adversarial text can cause; no real answer states its choice this often).
 MAX_STATEMENTS = 64
+#: At most this many label mentions and this many option-text mentions are read per answer.
+MAX_MENTIONS = 256
 
 
 class _Reader:
@@ -416,7 +418,9 @@ class _Reader:
         plain: list[tuple[int, int, int]] = []
         text = self.text
         found = []
-        for m in self.labels.mention.finditer(text):
+        for k, m in enumerate(self.labels.mention.finditer(text)):
+            if k == MAX_MENTIONS:
+                break
             kind = m.lastgroup
             surface = m.group(kind) if kind else None
             pos = self.labels.position(surface) if surface else None
@@ -450,7 +454,9 @@ class _Reader:
                 continue
             plain.append((pos, start, PLAIN))
         if self.options.pattern is not None:
-            for m in self.options.pattern.finditer(text):
+            for k, m in enumerate(self.options.pattern.finditer(text)):
+                if k == MAX_MENTIONS:
+                    break
                 if not m.lastgroup:
                     continue
                 pos = self.options.groups[m.lastgroup]
