@@ -278,9 +278,12 @@ def _commitment(clear: list[Hit], cut: int) -> list[Hit]:
 
 def _after_reasoning(raw: str) -> str:
     """The answer after a reasoning block: what follows the last ``</think>``, if anything."""
+    if "<" not in raw:
+        return raw
     last = None
-    for match in _THINK_END.finditer(raw):
-        last = match
+    if "</" in raw:
+        for match in _THINK_END.finditer(raw):
+            last = match
     if last is None:
         return _THINK_TAG.sub(" ", raw[: 2 * MAX_CHARS])
     tail = raw[last.end() :]
@@ -310,6 +313,11 @@ def _checked(labels: tuple, options: tuple) -> tuple[tuple[str, ...], tuple[str,
 
 
 def _check_labels(labels: object, options: object) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    if type(labels) in (list, tuple) and type(options) in (list, tuple):
+        try:
+            return _checked(tuple(labels), tuple(options))
+        except TypeError:
+            pass  # an unhashable label or option: the checks below name it
     if isinstance(labels, str) or not isinstance(labels, Sequence):
         raise ItemError(f"labels must be a list of strings, not {type(labels).__name__}.")
     if isinstance(options, str) or not isinstance(options, Sequence):

@@ -132,83 +132,28 @@ _CUE_CJK = re.compile(
     r"|我(?:会|會)?(?:选择|選擇|选|選)"
 )
 _CJK_CHAR = re.compile(f"[{_CJK}]")
-#: Words one of which (casefolded) every match of a cue contains: a text without any of them
-#: is not scanned with that cue (most answers are short and need none of the scans).
-CUE_HINTS = {
-    "cue": (
-        "answer",
-        "choice",
-        "option",
-        "response",
-        "selection",
-        "rating",
-        "pick",
-        "choose",
-        "select",
-        "go ",
-        "opt ",
-        "say",
-        "guess",
-        "lean",
-        "vote",
-        "rate",
-    ),
-    "other": (
-        "respu",
-        "respo",
-        "répo",
-        "repo",
-        "rispo",
-        "antw",
-        "opci",
-        "opç",
-        "opca",
-        "choix",
-        "scelt",
-        "ответ",
-        "вариант",
-        "elijo",
-        "escojo",
-        "choisis",
-        "scelgo",
-        "wähle",
-        "wahle",
-        "escolho",
-        "выбираю",
-    ),
-    "hedge": ("think", "believe", "guess", "suppose", "reckon", "feel like"),
-    "conclusion": ("so", "therefore", "thus", "hence", "consequently", "leav", "remaining", "only"),
-    "stance": ("i ", "i'"),
-    # every verdict has one of these: without one, no mention can be a verdict
-    "verdict": ("correct", "right", "best", "true", "yes", "✓", "✔", "✅"),
-    "correction": (
-        "actually",
-        "wait",
-        "correction",
-        "oops",
-        "thought",
-        "scratch",
-        "let me",
-        "take",
-        "wrong",
-        "mean",
-        "rather",
-        "instead",
-        "reflection",
-        "sorry",
-        "mistake",
-        "bad",
-        "no",
-        "final",
-        "but",
-        "however",
-        "ultimately",
-        "end",
-        "balance",
-        "if i",
+#: Words (casefolded, whole) one of which every match of a cue contains: a text with none of
+#: them is not scanned with that cue (most answers are short and need none of the scans).
+CUE_HINTS: dict[str, frozenset[str]] = {
+    kind: frozenset(words.split())
+    for kind, words in {
+        "cue": "answer choice option response selection rating pick choose select go opt say "
+        "guess lean vote rate",
+        "other": "respuesta resposta réponse reponse risposta antwort antwoord opción opcion "
+        "opção opcao choix scelta ответ вариант elijo escojo choisis scelgo wähle wahle "
+        "escolho выбираю",
+        "hedge": "think believe guess suppose reckon feel",
+        "conclusion": "so therefore thus hence consequently leaves leaving remaining only",
+        "stance": "i",
+        "correction": "actually wait correction oops thought scratch let take wrong mean rather "
+        "instead reflection sorry mistake bad no final but however ultimately end balance if "
         "overall",
-    ),
+        # every verdict has one of these (or a check mark): without one, no mention is a verdict
+        "verdict": "correct right best true yes",
+    }.items()
 }
+CHECK_MARKS = ("✓", "✔", "✅")
+HINT_WORD = re.compile(r"[^\W\d_]+")
 _STANCE = re.compile(
     r"\bI(?:'d)?\s+(?:(?:would|do|really|also|personally|must|can\s+only|think\s+I|feel\s+I)"
     r"\s+)*",

@@ -39,7 +39,9 @@ from robustness.answer_parser._patterns import (
     _STRICT_END,
     _VERDICT_BAD,
     _VERDICT_GOOD,
+    CHECK_MARKS,
     CUE_HINTS,
+    HINT_WORD,
 )
 
 #: Hit roles: a plain hit, the label side or the text side of a label that came with another
@@ -69,18 +71,18 @@ class _Reader:
         self._negations: list[tuple[int, int]] = []
         self.last_end = 0
         self._echo: bool | None = None
-        self._low: str | None = None
+        self._low = ""
+        self._words: frozenset[str] | None = None
         self._mentions: tuple[list, list] | None = None
 
     def hinted(self, kind: str) -> bool:
         """Whether the text has one of the words every match of cue ``kind`` contains."""
-        if self._low is None:
+        if self._words is None:
             self._low = self.text.casefold()
-        low = self._low
-        for word in CUE_HINTS[kind]:  # noqa: SIM110 (a loop is faster than any() here)
-            if word in low:
-                return True
-        return False
+            self._words = frozenset(HINT_WORD.findall(self._low))
+        if kind == "verdict" and any(mark in self.text for mark in CHECK_MARKS):
+            return True
+        return not self._words.isdisjoint(CUE_HINTS[kind])
 
     def negated(self, start: int) -> bool:
         """True when a negation precedes `start` in the same clause ("I do not really agree").
