@@ -116,12 +116,13 @@ class _Options:
     weak: frozenset[str]  # groups whose text is a function word ("the", "their")
     labelish: frozenset[str]  # groups whose option text starts like a label ("B. first")
     disagree: int | None  # the one option that is a plain "Disagree", if any
+    keys: tuple[str, ...] = ()  # lower-cased starts: every option match begins with one
 
 
 _LABELISH = re.compile(r"[(\[]?\s*(?:[^\W\d_]|\d{1,2}|[ivxIVX]{1,4})\s*[.):\]]\s+\S")
 
 
-def _option_alternatives(text: str) -> list[tuple[int, str]]:
+def _option_alternatives(text: str) -> list[tuple[int, str, str]]:
     words = _clean(text).rstrip(".").split()
     if not words:
         return []
@@ -137,7 +138,7 @@ def _option_alternatives(text: str) -> list[tuple[int, str]]:
         body = r"\s+".join(re.escape(w).replace("'", "['’]") for w in form)
         left = r"(?<!\w)(?<!\d[.,])" if re.match(r"\w", form[0]) else ""
         right = r"(?!\w)(?![.,]\d)" if re.search(r"\w$", form[-1]) else ""
-        out.append((len(" ".join(form)), f"{left}{body}{right}"))
+        out.append((len(" ".join(form)), f"{left}{body}{right}", form[0].lower()[:3]))
     return out
 
 
@@ -155,8 +156,10 @@ def _compile_options(options: tuple[str, ...]) -> _Options:
     groups: dict[str, int] = {}
     weak: set[str] = set()
     labelish: set[str] = set()
+    keys: set[str] = set()
     for pos, text in enumerate(options):
-        for k, (length, alt) in enumerate(_option_alternatives(text)):
+        for k, (length, alt, key) in enumerate(_option_alternatives(text)):
+            keys.add(key)
             name = f"o{pos}_{k}"
             groups[name] = pos
             alternatives.append((length, name, alt))
@@ -170,6 +173,7 @@ def _compile_options(options: tuple[str, ...]) -> _Options:
             name = f"m{mid}_{k}"
             groups[name] = mid
             alternatives.append((0, name, rf"(?<!\w){alias}(?!\w)"))
+            keys.add(re.sub(r"[^a-z]", "", alias)[:2])
     plain = [p for p, o in enumerate(options) if _clean(o).rstrip(".").casefold() == "disagree"]
     disagree = plain[0] if len(plain) == 1 else None
     if not alternatives:
@@ -177,5 +181,10 @@ def _compile_options(options: tuple[str, ...]) -> _Options:
     alternatives.sort(key=lambda a: (-a[0], a[1]))
     body = "|".join(f"(?P<{name}>{alt})" for _, name, alt in alternatives)
     return _Options(
-        re.compile(body, re.IGNORECASE), groups, frozenset(weak), frozenset(labelish), disagree
+        re.compile(body, re.IGNORECASE),
+        groups,
+        frozenset(weak),
+        frozenset(labelish),
+        disagree,
+        tuple(sorted(keys)),
     )

@@ -319,8 +319,13 @@ _REFUSAL_RE = re.compile(
 )
 
 
+_TRANSLATED = re.compile("[" + re.escape("".join(map(chr, _TRANSLATE))) + "]")
+
+
 def _clean(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text[:MAX_CHARS]).translate(_TRANSLATE)
+    text = unicodedata.normalize("NFKC", text[:MAX_CHARS])
+    if _TRANSLATED.search(text):  # str.translate is slow; most answers need none of it
+        text = text.translate(_TRANSLATE)
     if _CJK_CHAR.search(text):
         text = _CJK_GLUE.sub(" ", text)
     return _SPACES.sub(" ", text).strip()

@@ -134,6 +134,8 @@ class _Reader(_Heads):
             if len(listed - {None}) >= 2:
                 return True
         first_line = self.text.split("\n", 1)[0]
+        if sum(first_line.count(c) for c in ").]:") < 3:
+            return False  # three list entries need three closing marks
         inline = {
             self.labels.position(m.group(m.lastgroup))
             for m in self.labels.inline.finditer(first_line)
@@ -263,7 +265,7 @@ class _Reader(_Heads):
                 continue
             plain.append((pos, start, PLAIN))
         if self.options.pattern is not None:
-            for k, m in enumerate(self.options.pattern.finditer(text)):
+            for k, m in enumerate(self.option_matches()):
                 if k == MAX_MENTIONS:
                     break
                 if not m.lastgroup:
