@@ -210,3 +210,25 @@ def test_study_conflict_key():
         study_from_dict({"study": {"conflict": "first"}})
     with pytest.raises(StudyError, match="unknown key 'conflicts' in \\[study\\]; did you mean"):
         study_from_dict({"study": {"conflicts": "label"}})
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["reparse", "missing.parquet", "-o", "out.parquet"], "no such table file."),
+        (["reparse", "{src}", "-o", "out.json"], "must end in .parquet or .csv"),
+        (["reparse", "{src}", "-o", "out.parquet", "--conflict", "first"], "conflict policy"),
+    ],
+)
+def test_cli_mistakes_are_one_line_and_exit_2(tmp_path, monkeypatch, capsys, args, message):
+    from robustness.cli import main
+
+    table, _ = _table()
+    src = write_parquet(table, tmp_path / "t.parquet", {})
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.argv", ["robustness", *[a.format(src=src) for a in args]])
+    with pytest.raises(SystemExit) as exc:
+        main()
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and message in err and "\n" not in err
