@@ -201,7 +201,7 @@ def test_corpus_accuracy_by_group_meets_the_targets(corpus: list[dict]) -> None:
 
 def test_known_disagreements_are_few_and_explained(corpus: list[dict]) -> None:
     marked = [e for e in corpus if e.get("parser_disagrees")]
-    assert len(marked) <= 3
+    assert len(marked) <= 5  # of 931 cases
     assert all(e.get("note") for e in marked)
 
 

@@ -57,6 +57,7 @@ class _Heads:
         self._low = ""
         self._words: frozenset[str] | None = None
         self._mentions: tuple[list, list] | None = None
+        self._stops: list[int] | None = None
 
     def hinted(self, kind: str) -> bool:
         """Whether the text has one of the words every match of cue ``kind`` contains."""

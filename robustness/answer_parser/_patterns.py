@@ -93,6 +93,8 @@ _STRICT_END = re.compile(
     r"\s*(?:$|[.,;:!?)\]}>\"'\n(\[]|[-–—]\s|(?:because|since)\b)", re.IGNORECASE
 )
 # The answer's last sentence: what follows the last sentence break, if it is short.
+# Where sentences end: a mention in a sentence ending in "?" is asked about, not named.
+_SENTENCE_STOP = re.compile(r"[.!?\n]")
 _LAST_SENTENCE = re.compile(r"(?:[.!?:;\n]|\s[-–—])[^.!?:;\n]{1,40}[.!?]*\s*$")
 _CLOSING_TRIM = re.compile(r"[\s\"'(\[]*(.*?)[\s\"')\].!]*$", re.DOTALL)
 # What may follow a strict label at the opening: nothing more on its line.
@@ -178,7 +180,7 @@ _CONCLUSION = re.compile(
     r"\b(?:so|therefore|thus|hence|consequently|that\s+leaves|this\s+leaves|which\s+leaves|"
     r"leaving|the\s+remaining\s+(?:option|choice|answer)|the\s+only\s+(?:correct|right|"
     r"possible|remaining)\s+(?:option|choice|answer))\b,?[^\S\n]*"
-    r"(?:(?:the\s+)?(?:[^\W\d][\w'-]*[^\S\n]+){0,5}?(?:is|are|would\s+be|must\s+be)\b[^\S\n]*)?",
+    r"(?:(?:the\s+)?(?:[^\W\d][\w'-]*[^\S\n]+){1,5}?(?:is|are|would\s+be|must\s+be)\b[^\S\n]*)?",
     re.IGNORECASE,
 )
 # A verdict may follow a label and its text in brackets: "Option B (Paris) is correct".
@@ -231,7 +233,8 @@ MIDPOINT_ALIASES = (
 _CONJ = r"\bor\b|\band\b|\b(?:o|y|ou|et|oder|und|или|и)\b|或|和"
 _CHAIN = re.compile(rf"\s*(?:,|/|&|{_CONJ})\s*(?:(?:option|choice)\s+)?", re.IGNORECASE)
 _LEAD_SKIP = re.compile(
-    r"[\s>•\-\"'#]*(?:(?:option|choice|answer|letter)\s*[:\-]?\s*)?", re.IGNORECASE
+    r"[\s>•\-\"'#]*(?:either\s+)?(?:(?:option|choice|answer|letter)\s*[:\-]?\s*)?",
+    re.IGNORECASE,
 )
 # "A: <answer>" at the opening is the answer cue of the Q:/A: convention, not label A.
 _QA_CUE = re.compile(r"A\s*:[^\S\n]*(?=\S)")
@@ -298,7 +301,7 @@ _REFUSAL_RE = re.compile(
     r"language\s+model|assistant|chatbot|computer\s+program|machine)\b"
     r"|\bI\s+(?:do\s+not|don't)\s+have\s+(?:any\s+)?(?:personal\s+|my\s+own\s+)?"
     r"(?:opinions?|beliefs?|views?|preferences?|feelings?|experiences?|emotions?|personal)\b"
-    r"|\bI\s+(?:cannot|can't|can\s+not|am\s+unable\s+to|'m\s+unable\s+to|am\s+not\s+able\s+to|"
+    r"|\bI\s*(?:cannot|can't|can\s+not|am\s+unable\s+to|'m\s+unable\s+to|am\s+not\s+able\s+to|"
     r"'m\s+not\s+able\s+to|won't|will\s+not|am\s+not\s+in\s+a\s+position\s+to)\s+"
     r"(?:\w+\s+)?(?:answer|provide|give|express|share|choose|select|pick|offer|form|make|"
     r"determine|help|assist|comply|take\s+sides|have\s+(?:personal|an?\s+opinion|opinions)|"
@@ -313,6 +316,7 @@ _REFUSAL_RE = re.compile(
     r"|\bI(?:'d|\s+would)?\s+(?:prefer|rather|like)\s+not\s+to\s+(?:answer|say|respond|share|"
     r"disclose|comment|choose)\b|\bI(?:'d|\s+would)\s+rather\s+not\b|\bno\s+comment\b"
     r"|\bI\s+(?:cannot|can't|can\s+not)\s+(?:decide|say|tell)\b|\bhard\s+to\s+say\b"
+    r"|\bI\s+(?:refuse|decline)\s+to\b"
     r"|\b(?:no\s+sé|je\s+ne\s+sais\s+pas|weiß\s+ich\s+nicht|ich\s+weiß\s+(?:es\s+)?nicht)"
     r"|不知道|わかりません|分かりません",
     re.IGNORECASE,

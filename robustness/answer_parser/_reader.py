@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 from robustness.answer_parser._heads import (
     LABEL,
     LISTED,
@@ -30,6 +32,7 @@ from robustness.answer_parser._patterns import (
     _NEG_AGREE,
     _OPENING_END,
     _QA_CUE,
+    _SENTENCE_STOP,
     _SPACE,
     _STANCE,
     _STRICT_END,
@@ -98,8 +101,9 @@ class _Reader(_Heads):
             after = _CORRECTION_SKIP.match(self.text, m.end()).end()  # type: ignore[union-attr]
             named = self.answer_at(after)
             tail = self.last_end
-            if named and not (
-                _STRICT_END.match(self.text, tail) or _VERDICT_GOOD.match(self.text, tail)
+            if named and (
+                not (_STRICT_END.match(self.text, tail) or _VERDICT_GOOD.match(self.text, tail))
+                or self._question(tail)
             ):
                 named = []
             if named:
@@ -186,9 +190,14 @@ class _Reader(_Heads):
         heads = self.label_at(pos, opening=True)
         if not heads:  # "B or C, I can't decide": a list needs no separator after its first
             m = self.labels.head.match(self.text, pos)
-            first = self.label_at(pos) if m and _CHAIN.match(self.text, m.end()) else []
-            if first and _CHAIN.match(self.text, first[-1][1]):
-                heads = first
+            label = self.labels.position(m.group("lab")) if m else None
+            chain = _CHAIN.match(self.text, m.end()) if m and label is not None else None
+            if chain and (not m.group("open") or m.group("close")):
+                more = self.answer_at(chain.end())
+                if more and {p for p, _, _ in more} - {label}:
+                    return [(p, off, role | LISTED) for p, off, role in [(label, pos, 0), *more]]
+        if heads and self._question(heads[-1][1]):
+            return []  # "B? I'm not sure." asks; it does not answer
         if heads:
             out = [(p, pos, role) for p, _, role in heads]
             chain = _CHAIN.match(self.text, heads[-1][1])
@@ -198,7 +207,14 @@ class _Reader(_Heads):
                     out = [(p, off, role | LISTED) for p, off, role in out + more]
             return out
         hit = self.option_at(pos)
-        if hit is None or not _OPENING_END.match(self.text, hit[1]):
+        if hit is None:
+            return []
+        chain = _CHAIN.match(self.text, hit[1])
+        if chain:  # "Paris or London", "Strongly agree or strongly disagree - I can't tell"
+            more = self.answer_at(chain.end())
+            if more and {p for p, _, _ in more} - {hit[0]}:
+                return [(p, off, role | LISTED) for p, off, role in [(hit[0], pos, 0), *more]]
+        if not _OPENING_END.match(self.text, hit[1]) or self._question(hit[1]):
             return []
         if _VERDICT_BAD.match(self.text, hit[1]):
             return []  # "London: no" opens a checklist, not an answer
@@ -211,12 +227,14 @@ class _Reader(_Heads):
                 if heads[0][0] == hit[0]:
                     return [(hit[0], pos, PLAIN)]
                 return [(hit[0], pos, TEXT), (heads[0][0], tail, LABEL)]
-        chain = _CHAIN.match(self.text, hit[1])
-        if chain:  # "Paris or London"
-            more = self.answer_at(chain.end())
-            if more and {p for p, _, _ in more} - {hit[0]}:
-                return [(p, off, role | LISTED) for p, off, role in [(hit[0], pos, 0), *more]]
         return [(hit[0], pos, PLAIN)]
+
+    def _question(self, end: int) -> bool:
+        """Whether the sentence going on at `end` ends in a question mark ("Is it B?")."""
+        if self._stops is None:
+            self._stops = [m.start() for m in _SENTENCE_STOP.finditer(self.text)]
+        k = bisect_left(self._stops, end)
+        return k < len(self._stops) and self.text[self._stops[k]] == "?"
 
     def mentions(self) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]:
         """(verdicts such as "B is correct", plain mentions) anywhere in the text."""
@@ -261,7 +279,7 @@ class _Reader(_Heads):
                 )
             ):
                 continue  # "1. How does this work?" numbers a line; it is not label 1
-            if _VERDICT_BAD.match(text, end) or self.negated(start):
+            if _VERDICT_BAD.match(text, end) or self.negated(start) or self._question(end):
                 continue
             plain.append((pos, start, PLAIN))
         if self.options.pattern is not None:
@@ -283,7 +301,11 @@ class _Reader(_Heads):
                     and not text[line_start : m.start()].strip()
                 ):
                     continue  # "4. 1" numbers a list line; it does not name option "4"
-                if _VERDICT_BAD.match(text, m.end()) or self.negated(m.start()):
+                if (
+                    _VERDICT_BAD.match(text, m.end())
+                    or self.negated(m.start())
+                    or self._question(m.end())
+                ):
                     continue
                 plain.append((pos, m.start(), PLAIN))
         return verdicts, plain
