@@ -123,7 +123,8 @@ Precedence
       ``<label>)``, or three or more labels written as list entries on the first line) is
       an echo, not an answer (bullets ``-``, ``•``, ``>`` before the labels included). An
       opening of two or more labels (``B, C``, ``a) and d) both seem right``, ``B or C, I
-      can't decide``) or option texts (``Sometimes or often``) is a list;
+      can't decide``, ``Either 1 or 4``) or option texts (``Sometimes or often``) is a list;
+      an opening that asks (``B? I'm not sure``, ``Rarely? Often?``) is no answer;
    e. the answer's closing: a last sentence that is a label as shown or an option text
       alone (``... I lean towards agreeing. 4.``, ``... once a year. Rarely.``), except the
       last line of a numbered list and any echo;
@@ -131,8 +132,8 @@ Precedence
    *Commitment*: the answer is the model's last commitment. A correction (``Actually``,
    ``wait``, ``No,``, ``Correction``, ``Oops``, ``Sorry``, ``on second thought``, ``scratch
    that``, ``let me reconsider``, ``I mean``, ``rather``, ``instead``, ``final answer``)
-   followed by a clear statement, or followed at once by an answer that ends its sentence,
-   starts it: the clear statements before it no longer count (``The answer is B. Actually,
+   followed by a clear statement, or followed at once by an answer that ends its sentence
+   (not with a question mark: ``Berlin? No. London? No.`` names nothing), starts it: the clear statements before it no longer count (``The answer is B. Actually,
    wait: it's C.`` is C). A turn (``but``, ``however``, ``ultimately``, ``on balance``,
    ``overall``, ``if I had to choose``) followed at once by an answer that ends its sentence
    does the same (``B and C are both plausible, but B`` is B); a turn followed by anything
@@ -152,7 +153,8 @@ Precedence
    don't know, but I'd guess B`` is B).
 4. Otherwise every *mention* counts: labels in a label context, bare non-strict labels as
    shown, and option texts. A mention followed by ``is wrong``, ``is incorrect`` or ``is
-   not``, or negated in its clause, is dropped. One label named -> that label (``The
+   not``, negated in its clause, or in a sentence that ends in a question mark (``Is it
+   B?``), is dropped. One label named -> that label (``The
    capital of France is Paris.``); two or more -> ``"ambiguous"`` (``A or B``, ``Paris or
    London``, an echoed option list); none -> ``"no_label"``.
 
