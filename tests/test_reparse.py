@@ -232,3 +232,20 @@ def test_cli_mistakes_are_one_line_and_exit_2(tmp_path, monkeypatch, capsys, arg
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: ") and message in err and "\n" not in err
+
+
+def test_parser_versions_sentence_for_a_report():
+    from robustness.reparse import parser_versions
+
+    table, _ = _table()
+    n = len(table)
+    assert (
+        parser_versions(table)
+        == f"generated answers read by answer parser {PARSER_VERSION} ({n:,} rows)"
+    )
+    mixed = table.copy()
+    mixed.loc[: n // 2 - 1, "parser_version"] = None
+    sentence = parser_versions(mixed)
+    assert f"{PARSER_VERSION} ({n - n // 2:,} rows)" in sentence
+    assert f"an unrecorded version ({n // 2:,} rows)" in sentence
+    assert parser_versions(table.assign(mode="choice")) == ""

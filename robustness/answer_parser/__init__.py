@@ -133,8 +133,9 @@ Precedence
    ``wait``, ``No,``, ``Correction``, ``Oops``, ``Sorry``, ``on second thought``, ``scratch
    that``, ``let me reconsider``, ``I mean``, ``rather``, ``instead``, ``final answer``)
    followed by a clear statement, or followed at once by an answer that ends its sentence
-   (not with a question mark: ``Berlin? No. London? No.`` names nothing), starts it: the clear statements before it no longer count (``The answer is B. Actually,
-   wait: it's C.`` is C). A turn (``but``, ``however``, ``ultimately``, ``on balance``,
+   (not with a question mark: ``Berlin? No. London? No.`` names nothing), starts it: the
+   clear statements before it no longer count (``The answer is B. Actually, wait: it's C.``
+   is C). A turn (``but``, ``however``, ``ultimately``, ``on balance``,
    ``overall``, ``if I had to choose``) followed at once by an answer that ends its sentence
    does the same (``B and C are both plausible, but B`` is B); a turn followed by anything
    else does not (``I think it's C, but B is also possible`` is C). A list followed by a
