@@ -179,6 +179,7 @@ from functools import lru_cache
 
 from robustness.answer_parser._compile import _compile_labels, _compile_options
 from robustness.answer_parser._patterns import (
+    _CJK_CHAR,
     _REFUSAL_RE,
     _THINK_END,
     _THINK_TAG,
@@ -395,6 +396,6 @@ def _parse_text(
     decided = _decide(_commitment(clear + corrected, cut), labels, conflict)
     if decided is not None:
         return decided
-    if _REFUSAL_RE.search(text):
+    if (reader.hinted("refusal") or _CJK_CHAR.search(text)) and _REFUSAL_RE.search(text):
         return _REFUSAL
     return _decide(reader.mentions()[1], labels, conflict) or _NO_LABEL

@@ -152,6 +152,10 @@ CUE_HINTS: dict[str, frozenset[str]] = {
         "overall",
         # every verdict has one of these (or a check mark): without one, no mention is a verdict
         "verdict": "correct right best true yes",
+        # every refusal has one of these (or CJK text)
+        "refusal": "as ai model assistant chatbot machine program have cannot can unable able "
+        "won will position capable incapable sorry apologize apologise me know not rather "
+        "comment hard refuse decline sé sais weiß",
     }.items()
 }
 CHECK_MARKS = ("✓", "✔", "✅")
