@@ -57,9 +57,10 @@ def display_json(labels: Sequence[str], options: Sequence[str], canonical: Seque
 def reading_columns(parsed: ParsedAnswer, canonical: Sequence[int]) -> dict[str, Any]:
     """The parser's bookkeeping columns of one row: version and the two conflict readings.
 
-    ``label_answer`` and ``text_answer`` are the canonical options of the label and of the
-    other option's text when the output named both ("B. Agree" where B showed Disagree);
-    missing otherwise.
+    ``label_answer`` and ``text_answer`` are set when the output named a label with another
+    option's text ("B. Agree" where B showed Disagree): the canonical answer under the
+    "label" and under the "text" conflict policy (missing where that reading is still
+    ambiguous); missing on every other row.
     """
     return {
         "parser_version": PARSER_VERSION,

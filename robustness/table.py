@@ -63,8 +63,8 @@ COLUMNS: dict[str, Column] = {
     # Generate mode: what `robustness reparse` needs, and which parser read the row.
     "display": Column("json", True, "JSON: displayed labels, options, canonical index of each"),
     "parser_version": Column("str", True, "answer-parser version that read raw_output"),
-    "label_answer": Column("int", True, "canonical option of the label, if named with other text"),
-    "text_answer": Column("int", True, "canonical option of that other option's text"),
+    "label_answer": Column("int", True, "answer under conflict='label' (label with other text)"),
+    "text_answer": Column("int", True, "answer under conflict='text' (label with other text)"),
 }
 
 #: The columns every table must have for the analyses to run.

@@ -741,3 +741,10 @@ def test_conflict_policy_and_both_readings() -> None:
     for policy in ("label", "text"):
         result = parse_answer("A) London\n\nThe answer is C.", UP4, CAP, conflict=policy)
         assert result == ParsedAnswer(None, None, "ambiguous")
+    # a conflict and a later cue: the label's side agrees with the cue, the text's does not
+    raw = "B) London\n\nThe answer is B."
+    expected = {"ambiguous": (None, "ambiguous"), "label": ("B", None), "text": (None, "ambiguous")}
+    for policy, (label, reason) in expected.items():
+        result = parse_answer(raw, UP4, CAP, conflict=policy)
+        assert (result.label, result.reason) == (label, reason)
+        assert (result.label_reading, result.text_reading) == (1, None)

@@ -83,8 +83,9 @@ shows Agree names two options.
 A label written with another option's text alone is a *conflict*: the result keeps both
 readings (``label_reading``, ``text_reading``) and the ``conflict`` policy decides:
 ``"ambiguous"`` (the default), ``"label"`` (the label's option) or ``"text"`` (the text's
-option). The policy applies only when the conflict is the sole disagreement; any other
-disagreement is ambiguous under every policy.
+option). Each reading is the answer with that side of every conflict kept and the other
+dropped: ``B) London`` then ``The answer is B`` is B under "label" and still ambiguous
+under "text"; any disagreement that is not a conflict stays ambiguous under every policy.
 
 An option whose own text starts like a label (``B. first`` shown as option A) is that option
 when its whole text is written (``B. first`` is A); written with another wrapper (``(D)
@@ -219,9 +220,10 @@ class ParsedAnswer:
     (one of :data:`REASONS`). ``reason`` is None for a valid answer.
 
     ``label_reading`` and ``text_reading`` are set only when the output named a label with
-    another option's text ("B. Agree" where B showed Disagree) and nothing else: the displayed
-    position of the label's option and of the text's option. The ``conflict`` policy decided
-    which (if any) became ``position``.
+    another option's text ("B. Agree" where B showed Disagree): the displayed position the
+    answer has when the label's side of each such conflict is read ("label" policy), and when
+    the text's side is ("text" policy); None where that reading is still ambiguous. The
+    ``conflict`` policy decided which (if any) became ``position``.
     """
 
     label: str | None
@@ -258,9 +260,12 @@ def _decide(
     pos = _single(hits)
     if pos is not None:
         return ParsedAnswer(labels[pos], pos, None)
+    if not any(h[2] & (LABEL | TEXT) for h in hits):
+        return _AMBIGUOUS
+    # the answer under each policy: the label's side or the text's side of each conflict
     by_label = _single([h for h in hits if not h[2] & TEXT])
     by_text = _single([h for h in hits if not h[2] & LABEL])
-    if by_label is None or by_text is None or by_label == by_text:
+    if by_label is None and by_text is None:
         return _AMBIGUOUS
     chosen = {"label": by_label, "text": by_text}.get(conflict)
     if chosen is None:
