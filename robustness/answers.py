@@ -27,6 +27,7 @@ import pandas as pd
 
 from robustness.answer_parser import parse_answer
 from robustness.errors import ModelError
+from robustness.reparse import display_json, reading_columns
 from robustness.runners.base import Prompt
 from robustness.study import ModelConfig
 from robustness.table import COLUMNS
@@ -169,9 +170,12 @@ def answer_rows(
             if isinstance(res, Exception):
                 _error_row(row, str(res))
                 continue
-            parsed = parse_answer(res.text, v.spec.labels, v.spec.options)
+            parsed = parse_answer(res.text, v.spec.labels, v.spec.options, conflict=model.conflict)
             row["raw_output"] = res.text
             _answer(row, v, parsed.position, parsed.label, parsed.reason)
+            canonical = [v.canonical_at(i) for i in range(len(v.spec.labels))]
+            row["display"] = display_json(v.spec.labels, v.spec.options, canonical)
+            row.update(reading_columns(parsed, canonical))
             row["option_probs"] = None
             row["confidence"] = None
             row["latency_ms"] = float(res.latency_ms)

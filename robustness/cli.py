@@ -139,6 +139,20 @@ def analyze(
     )
 
 
+@app.command("reparse")
+def reparse_command(
+    table: str = typer.Argument(..., help="long table, Parquet or CSV"),
+    out: str = typer.Option(..., "--out", "-o", help="the re-read table (.parquet or .csv)"),
+    conflict: str = typer.Option(
+        "ambiguous", help="a label with another option's text: ambiguous, label or text"
+    ),
+) -> None:
+    """Re-read generated answers with the current parser (no model calls); show what changed."""
+    from robustness.commands.reparse import reparse_table
+
+    reparse_table(table, out, conflict=conflict)
+
+
 @app.command("demo")
 def demo(
     out: str = typer.Option("demo-out", "--out", "-o", help="output folder"),

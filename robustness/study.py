@@ -11,6 +11,7 @@ A study file is TOML::
     n_variants = 5
     shots = 0                 # few-shot exemplars from the same dataset (objective items)
     instruction = "..."       # optional: one instruction for every item (default: by task kind)
+    conflict = "ambiguous"    # default of every model's conflict policy (generate mode)
 
     [perturbations.spelling_noise]   # optional parameters per family
     rate = 0.1
@@ -21,6 +22,7 @@ A study file is TOML::
     model = "embedded"        # or a local path / a Hugging Face model id (downloaded if missing)
     offline = true            # optional: only files already on disk (unset: follow HF_HUB_OFFLINE)
     mode = "choice"           # choice | cloze | generate
+    # conflict = "ambiguous"  # generate: "B. Agree" where B is Disagree -> ambiguous | label | text
     batch_size = 16
     dtype = "float32"
     device = "auto"
@@ -42,6 +44,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from robustness.answer_parser import CONFLICT_POLICIES
 from robustness.errors import StudyError
 from robustness.names import BACKENDS, DTYPES, MODES
 from robustness.perturb import resolve_families
@@ -62,6 +65,7 @@ class ModelConfig:
     max_new_tokens: int = 16
     #: Hub access for ``hf``: True only files on disk, False download, None follow HF_HUB_OFFLINE.
     offline: bool | None = None
+    conflict: str = "ambiguous"  # generate mode: a label with another option's text
     options: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -82,6 +86,11 @@ class ModelConfig:
         if self.offline is not None and not isinstance(self.offline, bool):
             raise StudyError(
                 f"model {self.name!r}: offline must be true or false, got {self.offline!r}."
+            )
+        if self.conflict not in CONFLICT_POLICIES:
+            raise StudyError(
+                f"model {self.name!r}: unknown conflict policy {self.conflict!r}; use one of "
+                f"{', '.join(CONFLICT_POLICIES)}."
             )
         if int(self.batch_size) < 1 or int(self.max_new_tokens) < 1:
             raise StudyError(f"model {self.name!r}: batch_size and max_new_tokens must be >= 1.")
@@ -161,6 +170,7 @@ _SECTIONS = {
         "n_variants",
         "shots",
         "instruction",
+        "conflict",
     ),
     "output": ("table", "cache"),
 }
@@ -229,6 +239,8 @@ def study_from_dict(
             _MODEL_KEYS,
             source,
         )
+        if "conflict" in study:  # [study] conflict: the default of every model
+            m = {"conflict": study["conflict"], **m}
         models.append(ModelConfig(**m))
     names = [m.name for m in models]
     if len(set(names)) != len(names):

@@ -60,6 +60,11 @@ COLUMNS: dict[str, Column] = {
     "scale": Column("str", True, "'nominal' or 'ordinal'"),
     "n_options": Column("int", True, "number of options of the item (K)"),
     "prompt": Column("str", True, "the rendered prompt text, for reading fragile items"),
+    # Generate mode: what `robustness reparse` needs, and which parser read the row.
+    "display": Column("json", True, "JSON: displayed labels, options, canonical index of each"),
+    "parser_version": Column("str", True, "answer-parser version that read raw_output"),
+    "label_answer": Column("int", True, "answer under conflict='label' (label with other text)"),
+    "text_answer": Column("int", True, "answer under conflict='text' (label with other text)"),
 }
 
 #: The columns every table must have for the analyses to run.
@@ -75,7 +80,15 @@ ANALYSIS_COLUMNS: tuple[str, ...] = (
 )
 
 #: Columns our runs write that tables made elsewhere need not have.
-OPTIONAL_EXTRAS: tuple[str, ...] = ("scale", "n_options", "prompt")
+OPTIONAL_EXTRAS: tuple[str, ...] = (
+    "scale",
+    "n_options",
+    "prompt",
+    "display",
+    "parser_version",
+    "label_answer",
+    "text_answer",
+)
 
 #: The columns that identify a row; no two rows may share them.
 KEY_COLUMNS: tuple[str, ...] = ("study", "model", "dataset", "item_id", "category", "variant_id")

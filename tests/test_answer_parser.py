@@ -1,9 +1,14 @@
 """Tests of the answer normaliser (robustness/answer_parser.py).
 
 Three layers:
-- the committed corpus tests/data/normalizer_corpus.jsonl: hand-written outputs and real
-  SmolLM2-135M-Instruct outputs, each labelled by a person; every entry must parse as
-  labelled, and all mismatches are reported together;
+- the committed corpus tests/data/normalizer_corpus.jsonl, one case per line, each parse
+  decided by a person: short hand-written answers, real SmolLM2-135M-Instruct outputs (an
+  older recorder, and generate-mode outputs of `make_runner()` over all eight families and
+  every label style, tests/data/make_generate_corpus.py), and hand-written answers in the
+  style of larger chat models (reasoning first, Markdown, <think> blocks, other languages,
+  long explanations) for multiple choice and agree, importance and frequency scales. The
+  accuracy by group is printed and the targets of issue 11 asserted; every entry must also
+  parse as decided, and all mismatches are reported together;
 - focused tests, one group per rule in the module docstring;
 - hypothesis properties: no string makes the parser raise, and every result is either a
   label from the label set or one of the four reasons.
@@ -11,7 +16,9 @@ Three layers:
 
 from __future__ import annotations
 
+import gc
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -20,11 +27,16 @@ from hypothesis import strategies as st
 
 from robustness import answer_parser as normalize
 from robustness.answer_parser import REASONS, ParsedAnswer, parse_answer
+from robustness.errors import ItemError
 
 DATA = Path(__file__).parent / "data"
 CORPUS = DATA / "normalizer_corpus.jsonl"
 OUTPUTS = DATA / "smollm2_outputs.jsonl"
+GENERATED = DATA / "smollm2_generate_outputs.jsonl"
 REAL = "smollm2-135m-instruct"
+REAL_GENERATE = "smollm2-135m-instruct-generate"
+CHAT = "handwritten-chat"
+INVALID = frozenset({"ambiguous", "refusal", "no_label", "empty"})
 
 UP4 = ["A", "B", "C", "D"]
 LO4 = ["a", "b", "c", "d"]
@@ -66,11 +78,12 @@ def corpus() -> list[dict]:
 
 
 def test_corpus_size_and_sources(corpus: list[dict]) -> None:
-    assert len(corpus) >= 220
+    assert len(corpus) >= 500
     real = [e for e in corpus if e["source"] == REAL]
     assert len(real) >= 60
     assert len({e["id"] for e in corpus}) == len(corpus), "corpus ids must be unique"
     for entry in corpus:
+        assert entry["group"], entry
         assert (entry["expected_label"] is None) != (entry["expected_reason"] is None), entry
         if entry["expected_label"] is not None:
             assert entry["expected_label"] in entry["labels"], entry
@@ -87,14 +100,47 @@ def test_corpus_covers_every_outcome(corpus: list[dict]) -> None:
     assert sum(e["expected_label"] is None for e in real) >= 10
 
 
-def test_real_entries_are_the_recorded_model_outputs(corpus: list[dict]) -> None:
-    """Every real entry is verbatim a generation kept in smollm2_outputs.jsonl."""
+def test_generate_entries_cover_every_family_label_style_and_scale(corpus: list[dict]) -> None:
+    gen = [e for e in corpus if e["source"] == REAL_GENERATE]
+    assert len(gen) >= 300
+    families = {
+        "original",
+        "option_order",
+        "label_substitution",
+        "spelling_noise",
+        "lexical_substitution",
+        "paraphrase",
+        "formatting",
+        "logical_equivalence",
+        "framing",
+    }
+    assert {e["category"] for e in gen} == families
+    styles = {"upper", "lower", "digits", "roman_lower", "roman_upper", "greek", "symbols"}
+    assert {e["label_style"] for e in gen} == styles
+    assert {e["kind"] for e in gen} == {"mc", "agree4", "agree5", "importance4", "frequency5"}
+    chat = [e for e in corpus if e["source"] == CHAT]
+    assert len(chat) >= 150
+    groups = {e["group"] for e in chat}
+    assert {"other_language", "midpoint", "negated_agreement", "lists", "self_correction"} <= groups
+    assert {"hedge", "bracket_conflict", "refusal_plain", "labelish_options"} <= groups
+    assert {"reasoning", "markdown", "think", "long"} <= groups
+    options = {o for e in chat for o in e["options"]}
+    assert {"Paris", "Agree", "Very important", "Often"} <= options
+
+
+@pytest.mark.parametrize(
+    ("source", "path"), [(REAL, OUTPUTS), (REAL_GENERATE, GENERATED)], ids=["short", "generate"]
+)
+def test_real_entries_are_the_recorded_model_outputs(
+    corpus: list[dict], source: str, path: Path
+) -> None:
+    """Every real entry is verbatim a generation kept in the recorder's output file."""
     recorded = {}
-    for line in OUTPUTS.read_text(encoding="utf-8").splitlines():
+    for line in path.read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
         recorded[row["gen_id"]] = row
     for entry in corpus:
-        if entry["source"] != REAL:
+        if entry["source"] != source:
             continue
         row = recorded[entry["gen_id"]]
         assert (entry["raw"], entry["labels"], entry["options"]) == (
@@ -126,9 +172,37 @@ def test_corpus_parses_as_labelled(corpus: list[dict]) -> None:
     assert not problems, f"{len(problems)} corpus mismatches:\n" + "\n".join(problems)
 
 
+def test_corpus_accuracy_by_group_meets_the_targets(corpus: list[dict]) -> None:
+    """Issue 11's targets: >= 98% exact, <= 0.5% given an answer where none was decided.
+
+    The accuracy by group is printed (``pytest -s`` or the captured output on failure).
+    """
+    by_group: dict[str, list[int]] = {}
+    exact = answered_wrongly = 0
+    for entry in corpus:
+        expected = entry["expected_label"] or entry["expected_reason"]
+        result = parse_answer(entry["raw"], entry["labels"], entry["options"])
+        got = _outcome(result)
+        stats = by_group.setdefault(entry["group"], [0, 0, 0])
+        stats[0] += 1
+        stats[1] += got == expected
+        exact += got == expected
+        if expected in INVALID and result.valid:
+            stats[2] += 1
+            answered_wrongly += 1
+    lines = [f"{'group':<22}{'cases':>6}{'exact':>9}{'answered, not decided':>24}"]
+    for group, (n, ok, wrong) in sorted(by_group.items()):
+        lines.append(f"{group:<22}{n:>6}{ok / n:>9.1%}{wrong:>24}")
+    n = len(corpus)
+    lines.append(f"{'all':<22}{n:>6}{exact / n:>9.1%}{answered_wrongly:>24}")
+    print("\n".join(lines))
+    assert exact / n >= 0.98, "\n".join(lines)
+    assert answered_wrongly / n <= 0.005, "\n".join(lines)
+
+
 def test_known_disagreements_are_few_and_explained(corpus: list[dict]) -> None:
     marked = [e for e in corpus if e.get("parser_disagrees")]
-    assert len(marked) <= 3
+    assert len(marked) <= 5  # of 931 cases
     assert all(e.get("note") for e in marked)
 
 
@@ -316,7 +390,8 @@ def test_agree_scale_wording() -> None:
             ("I completely disagree", NUM4, AG4, "2"),
             ("I neither agree nor disagree", [*NUM4, "5"], AG5, "3"),
             ("I neither agree nor disagree", NUM4, AG4, "no_label"),
-            ("I do not agree.", NUM4, AG4, "no_label"),
+            # issue 11: negated agreement is the plain Disagree (was no_label)
+            ("I do not agree.", NUM4, AG4, "2"),
             ("I would not say that I agree.", NUM4, AG4, "no_label"),
             ("I don't know, but I agree.", NUM4, AG4, "3"),
             ("Agree or disagree, it depends.", NUM4, AG4, "ambiguous"),
@@ -509,3 +584,167 @@ def test_clear_statements_round_trip(which: int, data: st.DataObject) -> None:
     raw = template.format(l=bare, o=options[k])
     result = parse_answer(raw, labels, options)
     assert (result.label, result.position) == (labels[k], k), raw
+
+
+# -- any input: a result or a clean error, within 50 ms (issue 17) ---------------------------
+
+#: Per-answer budget of issue 17, in CPU seconds of this process (time.process_time), so a
+#: busy shared machine does not count other processes' time against the parser.
+BUDGET_S = 0.050
+
+LABEL_TEXT = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",)) | st.sampled_from("ABCabcαβγiv()[].1"),
+    max_size=6,
+)
+ADVERSARIAL = [
+    "a" + "\n" * 4000 + "b",
+    "a" + " \n" * 2000 + "b",
+    "β\n" * 2000,
+    "α " * 2000,
+    "(" * 4000,
+    ". " * 2000,
+    "— " * 2000,
+    "No, " * 1000,
+    "I " * 2000,
+    "I'd " * 1000,
+    "answer is " * 400,
+    "B (Paris) " * 400,
+    "A) London\n" * 400,
+    "not " * 1000 + "agree",
+    "Actually, B. " * 300,
+    "</think>" * 500 + "B",
+    "<think>" * 500,
+    "答案是" * 1300,
+    "\ud800" * 4000,
+    "x" * 100_000 + " B",
+]
+
+
+def _timed(raw: object, labels: list, options: list) -> tuple[ParsedAnswer | None, float]:
+    """The parse and its CPU time, the garbage collector paused (a collection is no parse cost)."""
+    gc.disable()
+    start = time.process_time()
+    try:
+        result: ParsedAnswer | None = parse_answer(raw, labels, options)
+    except ItemError:
+        result = None
+    finally:
+        spent = time.process_time() - start
+        gc.enable()
+    return result, spent
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(
+    raw=st.one_of(
+        st.text(max_size=3000),
+        st.text(alphabet="AB( )\n.,:αβ答", max_size=4000),
+        st.none(),
+        st.integers(),
+        st.floats(),
+        st.binary(max_size=50),
+        st.lists(st.integers(), max_size=3),
+    ),
+    labels=st.lists(LABEL_TEXT, max_size=9),
+    data=st.data(),
+)
+def test_any_input_and_any_label_set_is_a_result_or_a_clean_error(
+    raw: object, labels: list[str], data: st.DataObject
+) -> None:
+    n = data.draw(st.sampled_from([len(labels), len(labels), len(labels) + 1]))
+    options = data.draw(st.lists(st.text(max_size=60), min_size=n, max_size=n))
+    result, spent = _timed(raw, labels, options)
+    if result is not None:
+        _assert_well_formed(result, labels)
+    assert spent < BUDGET_S, f"{spent * 1000:.1f} ms for {str(raw)[:60]!r} with {labels!r}"
+
+
+@pytest.mark.parametrize("raw", ADVERSARIAL, ids=range(len(ADVERSARIAL)))
+@pytest.mark.parametrize(
+    ("labels", "options"),
+    [(GRK4, CAP), (UP4, CAP), ([*NUM4, "5"], AG5)],
+    ids=["greek", "A-D", "1-5"],
+)
+def test_adversarial_answers_parse_within_the_budget(
+    raw: str, labels: list[str], options: list[str]
+) -> None:
+    parse_answer("warm up the label set's patterns", labels, options)
+    normalize._parse_text.cache_clear()
+    result, spent = _timed(raw, labels, options)
+    assert result is not None
+    _assert_well_formed(result, labels)
+    assert spent < BUDGET_S, f"{spent * 1000:.1f} ms"
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [(None, "empty"), (float("nan"), "empty"), (3, "no_label"), ([1, 2], "no_label")],
+)
+def test_a_non_string_raw_is_a_clean_invalid_result(raw: object, reason: str) -> None:
+    assert parse_answer(raw, UP4, CAP) == ParsedAnswer(None, None, reason)
+    assert parse_answer(b"B", UP4, CAP).label == "B"
+
+
+@pytest.mark.parametrize(
+    ("labels", "options", "message"),
+    [
+        ("ABCD", CAP, "labels must be a list"),
+        (UP4, None, "options must be a list"),
+        ([1, 2, 3, 4], CAP, "label 1 in"),
+        ([["A"], "B"], ["x", "y"], "must be strings"),
+        (UP4, CAP[:3], "4 labels but 3 options"),
+    ],
+)
+def test_bad_label_sets_are_one_clear_item_error(labels: object, options: object, message: str):
+    with pytest.raises(ItemError, match=message):
+        parse_answer("B", labels, options)  # type: ignore[arg-type]
+    with pytest.raises(ItemError, match="conflict policy 'first'"):
+        parse_answer("B", UP4, CAP, conflict="first")
+
+
+# -- issue 11's groups, one focused check each ----------------------------------------------
+
+
+def test_issue_11_groups() -> None:
+    ag5 = [*NUM4, "5"]
+    imp5 = ["Not at all", "Slightly", "Neither important nor unimportant", "Very", "Extremely"]
+    labelish = ["B. first", "A. second", "D. third", "C. fourth"]
+    _check(
+        [
+            ("La respuesta es A.", UP4, CAP, "A"),
+            ("答案是A。", UP4, CAP, "A"),
+            ("Neutral", ag5, AG5, "3"),
+            ("Neither.", ag5, AG5, "3"),
+            ("Neither good nor bad", ag5, imp5, "3"),
+            ("Neutral", NUM4, AG4, "no_label"),
+            ("I don't agree", NUM4, AG4, "2"),
+            ("B, C", UP4, CAP, "ambiguous"),
+            ("a) and d) both seem right", LO4, CAP, "ambiguous"),
+            ("The answer is B. Actually, wait: it's C.", UP4, CAP, "C"),
+            ("B and C are both plausible, but B", UP4, CAP, "B"),
+            ("I think it's C, but B is also possible.", UP4, CAP, "C"),
+            ("4 (Strongly agree)", ag5, AG5, "ambiguous"),
+            ("I don't know.", UP4, CAP, "refusal"),
+            ("I prefer not to answer.", NUM4, AG4, "refusal"),
+            ("B. first", UP4, labelish, "A"),
+            ("<think>Maybe C? No. It's B.</think>\nB", UP4, CAP, "B"),
+        ]
+    )
+
+
+def test_conflict_policy_and_both_readings() -> None:
+    for policy, label in (("ambiguous", None), ("label", "B"), ("text", "C")):
+        result = parse_answer("B. Agree", UP4, AG4, conflict=policy)
+        assert (result.label, result.label_reading, result.text_reading) == (label, 1, 2)
+        assert result.reason == (None if label else "ambiguous")
+    # another disagreement stays ambiguous under every policy, with no readings
+    for policy in ("label", "text"):
+        result = parse_answer("A) London\n\nThe answer is C.", UP4, CAP, conflict=policy)
+        assert result == ParsedAnswer(None, None, "ambiguous")
+    # a conflict and a later cue: the label's side agrees with the cue, the text's does not
+    raw = "B) London\n\nThe answer is B."
+    expected = {"ambiguous": (None, "ambiguous"), "label": ("B", None), "text": (None, "ambiguous")}
+    for policy, (label, reason) in expected.items():
+        result = parse_answer(raw, UP4, CAP, conflict=policy)
+        assert (result.label, result.reason) == (label, reason)
+        assert (result.label_reading, result.text_reading) == (1, None)

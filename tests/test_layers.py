@@ -61,7 +61,9 @@ MODULES = _modules()
 
 def layer(module: str) -> str:
     """``core``, the middle package's name, or ``orchestration``."""
-    if module in CORE:
+    if module in CORE or any(
+        module.startswith(c + ".") for c in CORE if c != "robustness"
+    ):  # a core subpackage (the answer parser) is core throughout
         return "core"
     for pkg in MIDDLE:
         if module == pkg or module.startswith(pkg + "."):

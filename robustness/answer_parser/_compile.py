@@ -1,0 +1,190 @@
+"""Patterns compiled once per label set and once per option set."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from robustness.answer_parser._patterns import (
+    _FUNCTION_WORDS,
+    _LB,
+    _MIDPOINT_TEXT,
+    _RB,
+    _WORDLIKE,
+    GREEK_NAMES,
+    MIDPOINT_ALIASES,
+    _bare_label,
+    _clean,
+)
+from robustness.errors import ItemError
+
+
+@dataclass(frozen=True)
+class _Labels:
+    lookup: dict[str, int]  # surface (casefolded when `fold`) -> position
+    fold: bool
+    strict: frozenset[str]  # lookup keys that count only in a label context
+    exact: frozenset[str]  # surfaces as shown, the only ones counted as bare tokens
+    head: re.Pattern[str]  # a label at a given position (after a cue, at the start)
+    mention: re.Pattern[str]  # every label occurrence in running text
+    list_line: re.Pattern[str]  # a line that starts like an option list entry
+    inline: re.Pattern[str]  # a label written as a list entry inside a line: (B), B), B.
+
+    def position(self, surface: str) -> int | None:
+        key = surface.casefold() if self.fold else surface
+        pos = self.lookup.get(key)
+        if pos is None:
+            pos = self.lookup.get(surface.casefold())
+        return pos
+
+    def is_strict(self, surface: str) -> bool:
+        return (surface.casefold() if self.fold else surface) in self.strict or (
+            surface.casefold() in self.strict
+        )
+
+
+@lru_cache(maxsize=1024)
+def _compile_labels(labels: tuple[str, ...]) -> _Labels:
+    if not labels:
+        raise ItemError("parse_answer needs at least one label.")
+    bare = [_bare_label(lab) for lab in labels]
+    if any(not b for b in bare):
+        raise ItemError(f"empty label in {list(labels)!r}.")
+    if len(set(bare)) != len(bare):
+        raise ItemError(f"duplicate labels in {list(labels)!r}.")
+    fold = len({b.casefold() for b in bare}) == len(bare)
+    lookup: dict[str, int] = {}
+    strict: set[str] = set()
+    surfaces: set[str] = set()
+    names: set[str] = set()
+    for pos, b in enumerate(bare):
+        key = b.casefold() if fold else b
+        lookup[key] = pos
+        surfaces.add(b)
+        if fold:
+            surfaces.update({b.lower(), b.upper(), b.casefold()})
+        if b.casefold() in _WORDLIKE or b.isdigit():
+            strict.add(key)
+        name = GREEK_NAMES.get(b.casefold())
+        if name and name not in lookup:
+            lookup[name] = pos
+            strict.add(name)
+            names.update({name, name.capitalize(), name.upper()})
+    alternation = "|".join(re.escape(s) for s in sorted(surfaces, key=lambda s: (-len(s), s)))
+    core = alternation if fold else f"(?-i:{alternation})"
+    if names:
+        core = "|".join(re.escape(s) for s in sorted(names, key=len, reverse=True)) + "|" + core
+    core = f"(?:{core})"
+    head = re.compile(
+        rf"(?P<open>[(\[{{<\"'])?\s*{_LB}(?P<lab>{core})(?:\s*(?P<close>[)\]}}>\"'])|{_RB})",
+        re.IGNORECASE,
+    )
+    mention = re.compile(
+        rf"[(\[{{<\"']\s*(?P<w>{core})\s*[)\]}}>\"']"
+        rf"|\b(?:option|choice|letter|label|number|alternative|answer)\s*[:#]?\s*{_LB}"
+        rf"(?P<k>{core}){_RB}"
+        rf"|(?m:^)\s*(?P<l>{core})\s*[.:](?=\s|$)"
+        rf"|{_LB}(?P<p>{core})\)"
+        rf"|{_LB}(?P<b>{core}){_RB}",
+        re.IGNORECASE,
+    )
+    list_line = re.compile(
+        rf"(?m)^[ \t]*(?:[-•>+][ \t]+)?[(\[]?[ \t]*(?P<lab>{core})[ \t]*[.)\]:][ \t]+\S",
+        re.IGNORECASE,
+    )
+    inline = re.compile(
+        rf"[(\[]\s*(?P<w>{core})\s*[)\]]|{_LB}(?P<p>{core})\)|{_LB}(?P<d>{core})[.:](?= )",
+        re.IGNORECASE,
+    )
+    return _Labels(
+        lookup,
+        fold,
+        frozenset(strict),
+        frozenset(bare) | frozenset(names),
+        head,
+        mention,
+        list_line,
+        inline,
+    )
+
+
+@dataclass(frozen=True)
+class _Options:
+    pattern: re.Pattern[str] | None  # every option text, longest alternative first
+    groups: dict[str, int]  # regex group name -> option position
+    weak: frozenset[str]  # groups whose text is a function word ("the", "their")
+    labelish: frozenset[str]  # groups whose option text starts like a label ("B. first")
+    disagree: int | None  # the one option that is a plain "Disagree", if any
+    keys: tuple[str, ...] = ()  # lower-cased starts: every option match begins with one
+
+
+_LABELISH = re.compile(r"[(\[]?\s*(?:[^\W\d_]|\d{1,2}|[ivxIVX]{1,4})\s*[.):\]]\s+\S")
+
+
+def _option_alternatives(text: str) -> list[tuple[int, str, str]]:
+    words = _clean(text).rstrip(".").split()
+    if not words:
+        return []
+    forms = [words]
+    if len(words) > 1 and words[0].lower() in {"the", "a", "an"}:
+        forms.append(words[1:])
+    if len(words) > 1 and _LABELISH.match(" ".join(words)):
+        forms.append(words[1:])
+    if len(words) == 2 and words[0].lower().endswith("ly") and len(words[0]) > 3:
+        forms.append([words[1], words[0]])
+    out = []
+    for form in forms:
+        body = r"\s+".join(re.escape(w).replace("'", "['’]") for w in form)
+        left = r"(?<!\w)(?<!\d[.,])" if re.match(r"\w", form[0]) else ""
+        right = r"(?!\w)(?![.,]\d)" if re.search(r"\w$", form[-1]) else ""
+        out.append((len(" ".join(form)), f"{left}{body}{right}", form[0].lower()[:3]))
+    return out
+
+
+def _midpoint(options: tuple[str, ...]) -> int | None:
+    """The middle option of an odd scale when its text names a midpoint ("Neutral")."""
+    if len(options) < 3 or len(options) % 2 == 0:
+        return None
+    mid = len(options) // 2
+    return mid if _MIDPOINT_TEXT.match(_clean(options[mid])) else None
+
+
+@lru_cache(maxsize=4096)
+def _compile_options(options: tuple[str, ...]) -> _Options:
+    alternatives: list[tuple[int, str, str]] = []
+    groups: dict[str, int] = {}
+    weak: set[str] = set()
+    labelish: set[str] = set()
+    keys: set[str] = set()
+    for pos, text in enumerate(options):
+        for k, (length, alt, key) in enumerate(_option_alternatives(text)):
+            keys.add(key)
+            name = f"o{pos}_{k}"
+            groups[name] = pos
+            alternatives.append((length, name, alt))
+            if _clean(text).rstrip(".").casefold() in _FUNCTION_WORDS:
+                weak.add(name)
+            if _LABELISH.match(_clean(text)):
+                labelish.add(name)
+    mid = _midpoint(options)
+    if mid is not None:
+        for k, alias in enumerate(MIDPOINT_ALIASES):
+            name = f"m{mid}_{k}"
+            groups[name] = mid
+            alternatives.append((0, name, rf"(?<!\w){alias}(?!\w)"))
+            keys.add(re.sub(r"[^a-z]", "", alias)[:2])
+    plain = [p for p, o in enumerate(options) if _clean(o).rstrip(".").casefold() == "disagree"]
+    disagree = plain[0] if len(plain) == 1 else None
+    if not alternatives:
+        return _Options(None, {}, frozenset(), frozenset(), disagree)
+    alternatives.sort(key=lambda a: (-a[0], a[1]))
+    body = "|".join(f"(?P<{name}>{alt})" for _, name, alt in alternatives)
+    return _Options(
+        re.compile(body, re.IGNORECASE),
+        groups,
+        frozenset(weak),
+        frozenset(labelish),
+        disagree,
+        tuple(sorted(keys)),
+    )

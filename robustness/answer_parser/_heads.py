@@ -1,0 +1,250 @@
+"""One parse, part one: the cleaned text and what starts at an offset (label, option, answer)."""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Iterator
+
+from robustness.answer_parser._compile import _Labels, _Options
+from robustness.answer_parser._patterns import (
+    _ARTICLE,
+    _CHAIN,
+    _CLAUSE_BREAK,
+    _DESCRIPTION_END,
+    _HEAD_OPTION_END,
+    _LINE_END,
+    _MODIFIER,
+    _NEGATION,
+    _OPENING_END,
+    _PUNCT_SKIP,
+    _SEPARATOR,
+    _SKIP_WORD,
+    _STRICT_END,
+    _VERDICT_BAD,
+    CHECK_MARKS,
+    CUE_HINTS,
+    HINT_WORD,
+)
+
+#: Hit roles: a plain hit, the label side or the text side of a label that came with another
+#: option's text ("B. Agree" where B showed Disagree), and a hit from a list of labels.
+PLAIN, LABEL, TEXT, LISTED = 0, 1, 2, 4
+
+#: At most this many cue, stance and correction matches are followed per answer (a bound on
+#: the work an adversarial text can cause; no real answer states its choice this often).
+MAX_STATEMENTS = 64
+#: At most this many label mentions and this many option-text mentions are read per answer.
+MAX_MENTIONS = 256
+
+
+class _Heads:
+    """One parse: the cleaned text with its compiled label and option patterns.
+
+    Every finder returns hits as (displayed position, offset in the text, role), the role
+    one of PLAIN, LABEL, TEXT (the two sides of a label with another option's text) or
+    LISTED (one label of a list such as "B, C").
+    """
+
+    def __init__(self, text: str, labels: _Labels, options: _Options) -> None:
+        self.text = text
+        self.labels = labels
+        self.options = options
+        self._breaks: list[int] | None = None
+        self._negations: list[tuple[int, int]] = []
+        self.last_end = 0
+        self._echo: bool | None = None
+        self._low = ""
+        self._words: frozenset[str] | None = None
+        self._mentions: tuple[list, list] | None = None
+        self._stops: list[int] | None = None
+
+    def hinted(self, kind: str) -> bool:
+        """Whether the text has one of the words every match of cue ``kind`` contains."""
+        if self._words is None:
+            self._low = self.text.casefold()
+            self._words = frozenset(HINT_WORD.findall(self._low))
+        if kind == "verdict" and any(mark in self.text for mark in CHECK_MARKS):
+            return True
+        return not self._words.isdisjoint(CUE_HINTS[kind])
+
+    def negated(self, start: int) -> bool:
+        """True when a negation precedes `start` in the same clause ("I do not really agree").
+
+        The clause starts after the last clause break and at most 160 characters back; the
+        breaks and negations of the text are found once (linear in the text's length).
+        """
+        if self._breaks is None:
+            self._negations = [(m.start(), m.end()) for m in _NEGATION.finditer(self.text)]
+            self._neg_starts = [s for s, _ in self._negations]
+            self._breaks = (
+                [m.end() for m in _CLAUSE_BREAK.finditer(self.text)] if self._negations else []
+            )
+        if not self._negations:
+            return False
+        k = bisect_right(self._breaks, start)
+        clause_start = max(start - 160, self._breaks[k - 1] if k else 0)
+        i = bisect_right(self._neg_starts, start) - 1
+        while i >= 0 and self._negations[i][0] >= clause_start:
+            if self._negations[i][1] <= start:
+                return True
+            i -= 1
+        return False
+
+    # -- heads: a label or an option text starting exactly at `pos` ------------------------
+
+    def option_at(self, pos: int) -> tuple[int, int, bool] | None:
+        """(option position, end, labelish) for an option text at `pos` (after an article).
+
+        ``labelish`` says the option's own text starts like a label ("B. first").
+        """
+        pattern = self.options.pattern
+        if pattern is None:
+            return None
+        for start in (pos, self._after(_ARTICLE, pos)):
+            if start is None:
+                continue
+            m = pattern.match(self.text, start)
+            if m and m.lastgroup:
+                if self.negated(m.start()):
+                    return None
+                group = m.lastgroup
+                return self.options.groups[group], m.end(), group in self.options.labelish
+        return None
+
+    def option_matches(self) -> Iterator[re.Match[str]]:
+        """Every option text in the text, as ``pattern.finditer`` finds them, found faster.
+
+        A match can only start where one of the options' lower-cased starts occurs, so the
+        pattern is tried at those offsets alone (the whole scan when lower-casing changes the
+        text's length).
+        """
+        pattern, text = self.options.pattern, self.text
+        if pattern is None:
+            return
+        low = text.lower()
+        if len(low) != len(text):
+            yield from pattern.finditer(text)
+            return
+        starts: set[int] = set()
+        for key in self.options.keys:
+            i = low.find(key)
+            while i != -1:
+                starts.add(i)
+                i = low.find(key, i + 1)
+        end = 0
+        for pos in sorted(starts):
+            if pos < end:
+                continue
+            m = pattern.match(text, pos)
+            if m is not None:
+                yield m
+                end = max(m.end(), pos + 1)
+
+    def description_at(self, pos: int, *, needs_separator: bool) -> tuple[int, int] | None:
+        """An option text right after a label that ends its line or sentence: "B) Paris".
+
+        The text may stand in brackets: "4 (Strongly agree)".
+        """
+        sep = _SEPARATOR.match(self.text, pos)
+        if sep is None:
+            return None
+        start = sep.end()
+        bracket = self.text[start : start + 1] in ("(", "[")
+        if needs_separator and not sep.group().strip() and not bracket:
+            return None
+        hit = self.option_at(start + 1 if bracket else start)
+        if hit is None:
+            return None
+        end = hit[1]
+        if bracket:
+            if self.text[end : end + 1] not in (")", "]"):
+                return None
+            end += 1
+        if _DESCRIPTION_END.match(self.text, end):
+            return hit[0], end
+        return None
+
+    def label_at(self, pos: int, *, opening: bool = False) -> list[tuple[int, int, int]]:
+        """The label starting at `pos`, with the option text describing it, or [].
+
+        Returns [(label position, end, PLAIN)] or, when the label is followed by the text of
+        a different option ("B) London" where B showed Paris), both, as (label position,
+        end, LABEL) and (text's position, end, TEXT): the caller sees a conflict. Strict
+        labels (words, numbers) need a wrapper, a description, or the end of the sentence
+        (after a cue) or of the line (at the opening); other labels at the opening need a
+        separator or the end. An option whose own text starts like a label and is written
+        out in full ("B. first" shown as option A) is that option, not the label.
+        """
+        m = self.labels.head.match(self.text, pos)
+        if not m:
+            return []
+        label_pos = self.labels.position(m.group("lab"))
+        if label_pos is None or (m.group("open") and not m.group("close")):
+            return []
+        end = m.end()
+        if self.options.labelish:
+            whole = self.option_at(pos)
+            if whole is not None and whole[2] and whole[1] > end:
+                return [(whole[0], whole[1], PLAIN)]
+        wrapped = bool(m.group("close")) and (bool(m.group("open")) or m.group("close") == ")")
+        strict = self.labels.is_strict(m.group("lab"))
+        # "A chloroplast" is an article and an option; "A. Chloroplast" is a label and one.
+        described = self.description_at(end, needs_separator=strict and not wrapped)
+        if not (wrapped or described):
+            if strict:
+                guard = _LINE_END if opening else _STRICT_END
+                if not guard.match(self.text, end):
+                    return []
+            elif opening and not _OPENING_END.match(self.text, end):
+                return []
+        if described is None:
+            return [(label_pos, end, PLAIN)]
+        if described[0] == label_pos:
+            return [(label_pos, described[1], PLAIN)]
+        return [(label_pos, end, LABEL), (described[0], described[1], TEXT)]
+
+    def answer_at(self, pos: int, *, labels_too: bool = True) -> list[tuple[int, int, int]]:
+        """Every answer named from `pos` on, skipping filler words and following "B or C".
+
+        Labels of a list ("B, C", "a) and d)") come back with the role LISTED. The end of
+        the last answer read is left in ``self.last_end``.
+        """
+        found: list[tuple[int, int, int]] = []
+        pos = _PUNCT_SKIP.match(self.text, pos).end()  # type: ignore[union-attr]
+        chained = False
+        for _ in range(6):
+            heads = self.label_at(pos) if labels_too else []
+            end = heads[-1][1] if heads else -1
+            if not heads:
+                hit = self.option_at(pos)
+                # An option after a cue must end there ("the capital" is not option "the"),
+                # unless it continues a chain ("agree and disagree at once").
+                if hit is not None and (found or _HEAD_OPTION_END.match(self.text, hit[1])):
+                    heads, end = [(hit[0], hit[1], PLAIN)], hit[1]
+            if heads and _VERDICT_BAD.match(self.text, end):
+                heads = []  # "so London is wrong" names no answer
+                if not found:
+                    break
+            if heads:
+                found.extend((p, pos, role) for p, _, role in heads)
+                self.last_end = end
+                chain = _CHAIN.match(self.text, end)
+                if not chain:
+                    break
+                pos = chain.end()
+                labels_too = chained = True
+                continue
+            if found:
+                break
+            skipped = _SKIP_WORD.match(self.text, pos) or _MODIFIER.match(self.text, pos)
+            if not skipped:
+                break
+            pos = skipped.end()
+        if chained and len({p for p, _, _ in found}) > 1:
+            found = [(p, off, role | LISTED) for p, off, role in found]
+        return found
+
+    def _after(self, pattern: re.Pattern[str], pos: int) -> int | None:
+        m = pattern.match(self.text, pos)
+        return m.end() if m else None
