@@ -47,6 +47,8 @@ lint: $(STAMP)
 
 test: $(STAMP) sysdeps
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest -q
 
 # No real model, no R, no Chromium, no ../shared data: the quick loop while editing.

@@ -201,7 +201,7 @@ def invalid_rates(t: pd.DataFrame) -> pd.DataFrame:
             lambda r: None if r is None else ("error" if str(r).startswith("error") else str(r))
         )
     else:
-        reason = pd.Series(np.where(valid, None, "no_label"), index=t.index, dtype=object)
+        reason = pd.Series([None if v else "no_label" for v in valid], index=t.index, dtype=object)
     frame = pd.DataFrame(
         {
             "model": t["model"].astype(object).to_numpy(),

@@ -243,7 +243,7 @@ def solve_gee(
             xgb = np.einsum("cj,cj->c", x[row], gb[cl])  # x' B^-1 g_i per cell
             w_c = c1 * (a_c * q[row] - c2[cl] * s_c * xgb)
             per_row = np.bincount(row, weights=cn * (1 - 2 * mu_c) * w_c, minlength=U)
-            adj = 0.5 * (x.T @ per_row)
+            adj = np.asarray(0.5 * (x.T @ per_row), dtype=np.float64)
         return bmat, u, adj, alpha, phi
 
     converged = False

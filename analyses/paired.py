@@ -231,7 +231,7 @@ def _mcnemar(
             continue
         per_item = {k: np.add.reduceat(v.astype(float), gi_start, axis=0) for k, v in cells.items()}
         d = per_item["only_a"] - per_item["only_b"]
-        item_has = (sum(per_item.values()) > 0).astype(float)
+        item_has = (np.sum(list(per_item.values()), axis=0) > 0).astype(float)
         sl = slice(lo, lo + len(ia))
         for k, v in per_item.items():
             res[k][:, sl] = np.add.reduceat(v, g_start, axis=0)
@@ -240,7 +240,9 @@ def _mcnemar(
         res["sum_d2"][:, sl] = np.add.reduceat(d * d, g_start, axis=0)
     out = _mcnemar_frame(res, pairs, models, outcome, min_items)
     group_cols = (
-        {c: np.repeat(g_keys[c].to_numpy(dtype=object), len(pairs)) for c in by} if by else {}
+        {c: np.repeat(g_keys[c].to_numpy(dtype=object), len(pairs)) for c in by}
+        if by and g_keys is not None
+        else {}
     )
     return pd.DataFrame({**group_cols, **out}, columns=[*by, *MCNEMAR_COLUMNS])
 

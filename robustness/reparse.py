@@ -128,7 +128,7 @@ def _reread(row: Mapping[str, Any], display: tuple, conflict: str) -> dict[str, 
     parsed = parse_answer(None if _missing(raw) else raw, labels, options, conflict=conflict)
     answer = None if parsed.position is None else canonical[parsed.position]
     gold = row.get("gold")
-    gold = None if _missing(gold) else int(gold)
+    gold = None if _missing(gold) else int(gold)  # type: ignore[arg-type]
     out = {
         "label": parsed.label,
         "answer": answer,

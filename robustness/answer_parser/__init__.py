@@ -311,7 +311,9 @@ def _check_label_set(labels: tuple[str, ...]) -> None:
 
 
 @lru_cache(maxsize=4096)
-def _checked(labels: tuple, options: tuple) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def _checked(
+    labels: tuple[str, ...], options: tuple[object, ...]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
     bad = [lab for lab in labels if not isinstance(lab, str)]
     if bad:
         raise ItemError(f"label {bad[0]!r} in {list(labels)!r} is not a string.")
@@ -324,7 +326,7 @@ def _checked(labels: tuple, options: tuple) -> tuple[tuple[str, ...], tuple[str,
 def _check_labels(labels: object, options: object) -> tuple[tuple[str, ...], tuple[str, ...]]:
     if type(labels) in (list, tuple) and type(options) in (list, tuple):
         try:
-            return _checked(tuple(labels), tuple(options))
+            return _checked(tuple(labels), tuple(options))  # type: ignore[arg-type]
         except TypeError:
             pass  # an unhashable label or option: the checks below name it
     if isinstance(labels, str) or not isinstance(labels, Sequence):

@@ -192,7 +192,12 @@ class _Reader(_Heads):
             m = self.labels.head.match(self.text, pos)
             label = self.labels.position(m.group("lab")) if m else None
             chain = _CHAIN.match(self.text, m.end()) if m and label is not None else None
-            if chain and (not m.group("open") or m.group("close")):
+            if (
+                m is not None
+                and label is not None
+                and chain
+                and (not m.group("open") or m.group("close"))
+            ):
                 more = self.answer_at(chain.end())
                 if more and {p for p, _, _ in more} - {label}:
                     return [(p, off, role | LISTED) for p, off, role in [(label, pos, 0), *more]]
