@@ -36,6 +36,7 @@ import pandas as pd
 
 from analyses._counts import MIN_SET, PromptSets, prompt_sets
 from analyses._data import REFERENCE, load, nullable_int
+from robustness.errors import AnalysisError
 
 
 def items_frame(ps: PromptSets) -> pd.DataFrame:
@@ -178,7 +179,7 @@ def summarize_agreement(items: pd.DataFrame, by_model: bool = False) -> pd.DataF
     need = {"dataset_type", "category", "c_i"} | ({"model"} if by_model else set())
     miss = sorted(need - set(items.columns))
     if miss:
-        raise ValueError(f"agreement items lack column(s) {', '.join(map(repr, miss))}.")
+        raise AnalysisError(f"agreement items lack column(s) {', '.join(map(repr, miss))}.")
     x = items[(items["category"] != REFERENCE) & items["c_i"].notna()]
     lead = ["model"] if by_model else []
     frames = [x, x.assign(category="all")]

@@ -25,6 +25,7 @@ import pandas as pd
 from analyses._counts import prompt_sets
 from analyses._data import REFERENCE, codes, load
 from analyses.agreement import items_frame
+from robustness.errors import AnalysisError
 
 
 def bootstrap_items(
@@ -46,7 +47,7 @@ def bootstrap_items(
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     x = items[items[value].notna()].reset_index(drop=True)
     if x.empty:
-        raise ValueError(f"no prompt set has a value of {value!r} to bootstrap.")
+        raise AnalysisError(f"no prompt set has a value of {value!r} to bootstrap.")
     item, item_keys = codes(x, ["dataset", "item_id"])
     cell, cell_keys = codes(x, list(by))
     n_items, n_cells = len(item_keys), len(cell_keys)

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from analyses.formula import Formula
+from robustness.errors import AnalysisError
 
 __all__ = ["build_design", "independent_columns"]
 
@@ -41,7 +42,7 @@ def _coding_matrix(levels: Sequence[object], kind: str) -> tuple[np.ndarray, lis
     if kind == "sum":
         m = np.vstack([np.eye(n - 1), -np.ones((1, n - 1))])
         return m, [str(k + 1) for k in range(n - 1)]
-    raise ValueError(f"unknown coding {kind!r}; use 'treatment' or 'sum'.")
+    raise AnalysisError(f"unknown coding {kind!r}; use 'treatment' or 'sum'.")
 
 
 def build_design(
@@ -106,7 +107,7 @@ def build_design(
                 code = index.get_indexer(rows[var].to_numpy(dtype=object))
                 if (code < 0).any():
                     bad = rows[var].to_numpy(dtype=object)[np.flatnonzero(code < 0)[0]]
-                    raise ValueError(f"value {bad!r} of {var!r} is not among its levels.")
+                    raise AnalysisError(f"value {bad!r} of {var!r} is not among its levels.")
                 block = mat[code]
                 labels = [f"{var}{lab}" for lab in labels]
             else:

@@ -56,6 +56,7 @@ from analyses.gee_steps import (
 )
 from analyses.separation import COLUMNS as SEPARATION_COLUMNS
 from analyses.wald import wald_type2, wald_type3
+from robustness.errors import AnalysisError
 from robustness.table import TableError
 
 __all__ = ["CLUSTERS", "DEFAULT_FORMULA", "GEEResult", "formula_columns", "gee", "gee_loaded"]
@@ -149,7 +150,7 @@ class GEEResult:
         elif coding == "sum":
             b, v, term_of = self.params_sum, self.cov_sum, self._term_of_sum
         else:
-            raise ValueError(f"coding must be 'treatment' or 'sum', not {coding!r}.")
+            raise AnalysisError(f"coding must be 'treatment' or 'sum', not {coding!r}.")
         se = np.sqrt(np.diag(v.to_numpy()))
         z = b.to_numpy() / se
         q = stats.norm.ppf(0.5 + level / 2)
@@ -187,7 +188,7 @@ class GEEResult:
                 self._term_of_sum,
                 self.term_labels,
             )
-        raise ValueError(f"type must be 2 or 3, not {type!r}.")
+        raise AnalysisError(f"type must be 2 or 3, not {type!r}.")
 
     def marginal_means(
         self,
@@ -318,9 +319,9 @@ def gee_loaded(
     text = DEFAULT_FORMULA if formula is None else formula
     f = parse_formula(text)
     if cluster not in CLUSTERS:
-        raise ValueError(f"cluster must be 'item' or 'model_item', not {cluster!r}.")
+        raise AnalysisError(f"cluster must be 'item' or 'model_item', not {cluster!r}.")
     if corstr not in CORSTRS:
-        raise ValueError(f"corstr must be one of {', '.join(CORSTRS)}, not {corstr!r}.")
+        raise AnalysisError(f"corstr must be one of {', '.join(CORSTRS)}, not {corstr!r}.")
     rows = fitted_rows(t, f, ps)
     data, y, notes = rows.data, rows.y, list(rows.notes)
     factors = [v for v in f.variables if is_factor(data, v)]

@@ -66,6 +66,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
+from robustness.errors import AnalysisError
+
 __all__ = ["CORSTRS", "Cells", "SolverFit", "solve_gee"]
 
 CORSTRS = ("exchangeable", "independence")
@@ -193,7 +195,7 @@ def solve_gee(
     True
     """
     if corstr not in CORSTRS:
-        raise ValueError(f"corstr must be one of {', '.join(CORSTRS)}, not {corstr!r}.")
+        raise AnalysisError(f"corstr must be one of {', '.join(CORSTRS)}, not {corstr!r}.")
     x = cells.x
     U, C = x.shape[0], int(cells.n_clusters)
     cl, row, cn = cells.cluster, cells.row, cells.n

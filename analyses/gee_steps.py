@@ -25,6 +25,7 @@ from analyses.design import build_design, independent_columns
 from analyses.formula import Formula
 from analyses.gee_solver import Cells, SolverFit
 from analyses.separation import find_separation
+from robustness.errors import AnalysisError
 from robustness.table import TableError
 
 __all__ = [
@@ -141,7 +142,9 @@ def check_separation(
         )
     reduce = bias_reduction is True or (bias_reduction == "auto" and not cells.empty)
     if bias_reduction not in (True, False, "auto"):
-        raise ValueError(f"bias_reduction must be 'auto', True or False, not {bias_reduction!r}.")
+        raise AnalysisError(
+            f"bias_reduction must be 'auto', True or False, not {bias_reduction!r}."
+        )
     return cells.reset_index(drop=True), reduce, notes
 
 

@@ -50,6 +50,7 @@ from statsmodels.stats.multitest import multipletests
 
 from analyses.design import build_design
 from analyses.formula import Formula, parse_formula
+from robustness.errors import AnalysisError
 
 if TYPE_CHECKING:
     from analyses.gee import GEEResult
@@ -136,7 +137,7 @@ def _check_by(fit: GEEResult, by: Sequence[str]) -> list[str]:
     by = list(by)
     missing = [b for b in by if b not in fit.levels]
     if missing:
-        raise ValueError(
+        raise AnalysisError(
             f"marginal means by {missing!r}: not a factor of the model {fit.formula!r} "
             f"(its factors: {list(fit.levels)})."
         )
@@ -221,7 +222,7 @@ def marginal_means(
     """
     by = _check_by(fit, by)
     if scale not in ("link", "response"):
-        raise ValueError(f"scale must be 'link' or 'response', not {scale!r}.")
+        raise AnalysisError(f"scale must be 'link' or 'response', not {scale!r}.")
     v = fit.cov.to_numpy()
     beta = fit.params.to_numpy()
     q = stats.norm.ppf(0.5 + level / 2)

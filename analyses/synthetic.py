@@ -47,6 +47,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, logit
 
+from robustness.errors import AnalysisError
 from robustness.names import FAMILY_ORDER
 
 #: The eight perturbation families of the toolkit, in their canonical order.
@@ -107,11 +108,11 @@ DEFAULT_DATASETS: tuple[SyntheticDataset, ...] = (
 def _model_names(models: Sequence[str] | int) -> list[str]:
     if isinstance(models, (int, np.integer)):
         if models < 1:
-            raise ValueError(f"models must be at least 1, not {models}.")
+            raise AnalysisError(f"models must be at least 1, not {models}.")
         return [f"model_{k + 1}" for k in range(int(models))]
     names = [str(m) for m in models]
     if not names or len(set(names)) != len(names):
-        raise ValueError(f"models must be distinct non-empty names, not {names!r}.")
+        raise AnalysisError(f"models must be distinct non-empty names, not {names!r}.")
     return names
 
 
@@ -120,7 +121,7 @@ def _per_model(value: float | Sequence[float], n: int, name: str) -> np.ndarray:
     if arr.size == 1:
         return np.full(n, float(arr[0]))
     if arr.size != n:
-        raise ValueError(f"{name} has {arr.size} values for {n} models.")
+        raise AnalysisError(f"{name} has {arr.size} values for {n} models.")
     return arr
 
 
@@ -219,23 +220,23 @@ def synthetic_table(
     n_models = len(names)
     cats = [str(c) for c in categories]
     if "original" in cats:
-        raise ValueError("categories must not include 'original'; it is always added.")
+        raise AnalysisError("categories must not include 'original'; it is always added.")
     if len(set(cats)) != len(cats):
-        raise ValueError(f"categories must be distinct, not {cats!r}.")
+        raise AnalysisError(f"categories must be distinct, not {cats!r}.")
     if n_variants < 1:
-        raise ValueError(f"n_variants must be at least 1, not {n_variants}.")
+        raise AnalysisError(f"n_variants must be at least 1, not {n_variants}.")
     for prob, label in (
         (accuracy, "accuracy"),
         (category_shift, "category_shift"),
         (invalid_rate, "invalid_rate"),
     ):
         if not 0.0 <= prob <= 1.0:
-            raise ValueError(f"{label} must lie in [0, 1], not {prob}.")
+            raise AnalysisError(f"{label} must lie in [0, 1], not {prob}.")
     stab = dict(DEFAULT_STABILITY)
     if stability:
         for key, value in stability.items():
             if not 0.0 < float(value) < 1.0:
-                raise ValueError(f"stability[{key!r}] must lie strictly in (0, 1), not {value}.")
+                raise AnalysisError(f"stability[{key!r}] must lie strictly in (0, 1), not {value}.")
             stab[(str(key[0]), str(key[1]))] = float(value)
     m_eff = _per_model(model_effect, n_models, "model_effect")
 
@@ -243,7 +244,7 @@ def synthetic_table(
     item_ds, item_ids, item_type, item_k, item_scale = [], [], [], [], []
     for ds in datasets:
         if ds.dataset_type not in ("objective", "subjective"):
-            raise ValueError(
+            raise AnalysisError(
                 f"dataset {ds.name!r}: dataset_type {ds.dataset_type!r} is not "
                 "'objective' or 'subjective'."
             )
@@ -257,7 +258,7 @@ def synthetic_table(
             item_scale.append(ds.scale)
     n_it = len(item_ids)
     if n_it == 0:
-        raise ValueError("the synthetic study has no items (n_items is 0 everywhere).")
+        raise AnalysisError("the synthetic study has no items (n_items is 0 everywhere).")
     i_type = np.array(item_type, dtype=object)
     i_k = np.array(item_k, dtype=np.int64)
     i_obj = i_type == "objective"

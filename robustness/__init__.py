@@ -25,6 +25,7 @@ _EXPORTS: dict[str, str] = {
     "Exemplar": "robustness.prompts",
     "Format": "robustness.prompts",
     "Item": "robustness.items",
+    "AnalysisError": "robustness.errors",
     "ItemError": "robustness.errors",
     "ModelConfig": "robustness.study",
     "ModelError": "robustness.errors",
@@ -52,6 +53,7 @@ __all__ = [
     "Exemplar",
     "Format",
     "Item",
+    "AnalysisError",
     "ItemError",
     "ModelConfig",
     "ModelError",
@@ -77,7 +79,14 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # the names as type checkers and editors see them
-    from robustness.errors import ItemError, ModelError, RobustnessError, StudyError, TableError
+    from robustness.errors import (
+        AnalysisError,
+        ItemError,
+        ModelError,
+        RobustnessError,
+        StudyError,
+        TableError,
+    )
     from robustness.format_search import format_search
     from robustness.items import Item
     from robustness.loaders import demo_items, load_items, per_dataset

@@ -21,3 +21,7 @@ class StudyError(RobustnessError, ValueError):
 
 class ModelError(RobustnessError, RuntimeError):
     """A model that cannot be loaded or called as configured."""
+
+
+class AnalysisError(RobustnessError, ValueError):
+    """An analysis asked for what it cannot compute: a bad argument or a degenerate input."""
