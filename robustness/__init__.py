@@ -50,10 +50,10 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "AnalysisError",
     "Exemplar",
     "Format",
     "Item",
-    "AnalysisError",
     "ItemError",
     "ModelConfig",
     "ModelError",

@@ -331,3 +331,32 @@ def test_demo_items_round_trip_through_perturb(demo):
         oracle_round_trip(v)
         assert v.params["similarity"] >= THRESHOLD
         assert v.variant_id.startswith("lexical_substitution/")
+
+
+def test_sentence_start_check_walks_back_only_over_the_gap():
+    """The check equals the old whole-prefix search, without scanning the prefix (issue 17:
+    a 1 MB question took minutes)."""
+    import random
+    import re
+
+    from perturbations.lexical_substitution import _at_sentence_start
+
+    old = re.compile(r"(^|[.!?|:]\s*[\"“‘(]?|^\s*[\"“‘(])\s*$")
+    rng = random.Random(0)
+    chars = list('ab .!?|:"“‘(\n\t')
+    for _ in range(5000):
+        text = "".join(rng.choice(chars) for _ in range(rng.randint(0, 12)))
+        k = rng.randint(0, len(text))
+        assert _at_sentence_start(text, k) == bool(old.search(text[:k])), (text, k)
+
+    class Counting(str):
+        reads = 0
+
+        def __getitem__(self, key):
+            Counting.reads += 1
+            return str.__getitem__(self, key)
+
+    text = Counting("Some words here. Another Sentence follows " * 2000)
+    for m in re.finditer(r"[A-Z]\w+", text):
+        _at_sentence_start(text, m.start())
+    assert Counting.reads < 10 * len(text) // 20  # a few characters per word, not the prefix
