@@ -61,6 +61,7 @@ class Headline:
     interaction: tuple[float, int, float] | None
     dataset_interaction: tuple[float, int, float] | None
     warnings: list[str] = field(default_factory=list)
+    undefined: list[str] = field(default_factory=list)
 
     @property
     def objective(self) -> float:
@@ -93,6 +94,11 @@ class Headline:
         for kind, cats in self.only.items():
             if cats:
                 out.append(f"only {kind} items have: {', '.join(cats)} (not in the comparison)")
+        if self.undefined:
+            out.append(
+                f"no prompt set with two valid answers (agreement undefined, see the flip "
+                f"rates): {', '.join(self.undefined)}"
+            )
         out.append(
             f"least stable family: {self.least_stable} (mean agreement "
             f"{self.least_stable_agreement:.3f}, all models and items)"
@@ -144,6 +150,8 @@ def headline(result: Any) -> Headline:
     items = result.tables["agreement_items"]
     pert = items[(items["category"] != "original") & items["c_i"].notna()]
     by_cat = pert.groupby("category")["c_i"].mean()
+    asked = [c for c in items["category"].unique() if c != "original"]
+    defined = set(by_cat.index)
     worst = str(by_cat.idxmin()) if len(by_cat) else "-"
     return Headline(
         models=models,
@@ -158,4 +166,5 @@ def headline(result: Any) -> Headline:
             "(see Invalid answers and the sensitivity analysis)"
             for w in getattr(result, "invalid_warnings", [])
         ],
+        undefined=sorted(c for c in asked if c not in defined),
     )
