@@ -29,7 +29,10 @@ from analyses.marginal import marginal_means, type_contrasts
 from analyses.paired import mcnemar
 from analyses.pipeline import AnalysisResult, analyze, analyze_path
 from analyses.posix import PosixResult, posix, posix_from_runner, posix_table
+from analyses.power import power, solve_items
+from analyses.power_model import Design, Effects, assumed_effects, effects_from_pilot
 from analyses.pss import pss, pss_items, summarize_pss
+from analyses.ranking import kendall_w, model_ranks, ranking_tables, spread_resolution
 from analyses.separation import find_separation
 from analyses.spread import format_accuracy, format_spread
 from analyses.synthetic import synthetic_table
@@ -39,6 +42,8 @@ from analyses.wald import wald_type2, wald_type3
 __all__ = [
     "DEFAULT_FORMULA",
     "AnalysisResult",
+    "Design",
+    "Effects",
     "GEEResult",
     "PosixResult",
     "ThompsonResult",
@@ -48,22 +53,30 @@ __all__ = [
     "agreement_table",
     "analyze",
     "analyze_path",
+    "assumed_effects",
     "bootstrap_agreement",
     "bootstrap_items",
     "cochran_q",
+    "effects_from_pilot",
     "find_separation",
     "flip_rate",
     "format_accuracy",
     "format_spread",
     "gee",
     "item_agreement",
+    "kendall_w",
     "marginal_means",
     "mcnemar",
+    "model_ranks",
     "posix",
     "posix_from_runner",
     "posix_table",
+    "power",
     "pss",
     "pss_items",
+    "ranking_tables",
+    "solve_items",
+    "spread_resolution",
     "summarize_agreement",
     "summarize_pss",
     "synthetic_table",

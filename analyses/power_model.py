@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 from scipy.optimize import brentq
-from scipy.special import expit, logit
+from scipy.special import expit
 
 from robustness.errors import StudyError
 from robustness.names import FAMILY_ORDER
