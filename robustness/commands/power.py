@@ -176,14 +176,21 @@ class _progress:
 def _print(console: Console, table: pd.DataFrame, info: dict[str, Any], folder: Path) -> None:
     from rich.table import Table
 
-    wide = table.pivot(index="term", columns="items_per_dataset", values="power")
-    wide = wide.reindex(list(dict.fromkeys(table["term"])))
+    wide = table.pivot(index="items_per_dataset", columns="term", values="power")
+    contrasts = [c for c in wide.columns if str(c).startswith("contrast:")]
+    walds = [c for c in dict.fromkeys(table["term"]) if c not in contrasts]
     t = Table(title=f"Power at alpha = {info['alpha']:g} ({info['sims']} simulations each)")
-    t.add_column("term")
-    for n in wide.columns:
-        t.add_column(f"{n} items", justify="right")
-    for term, row in wide.iterrows():
-        t.add_row(escape(str(term)), *[f"{v:.2f}" for v in row])
+    t.add_column("items per dataset", justify="right")
+    for term in walds:
+        t.add_column(escape(str(term)), justify="right")
+    if contrasts:
+        t.add_column(f"{len(contrasts)} contrasts (min - max)", justify="right")
+    for n, row in wide.iterrows():
+        cells = [f"{row[w]:.2f}" for w in walds]
+        if contrasts:
+            c = row[contrasts]
+            cells.append(f"{c.min():.2f} - {c.max():.2f}")
+        t.add_row(str(n), *cells)
     console.print(t)
     if "solve" in info:
         s = info["solve"]
