@@ -122,6 +122,11 @@ class Effects:
         known = [c for c in FAMILY_ORDER if c in present]
         return known + sorted(present - set(known))
 
+    def with_correlation(self, rho: float, note: str = "") -> Effects:
+        """The same agreement with item-level correlation ``rho`` (checked)."""
+        notes = (*self.notes, note) if note else self.notes
+        return Effects(self.agreement, _check_correlation(rho), self.source, notes)
+
     def table(self) -> np.ndarray:
         """p as an array of shape (2, n_categories): rows objective, subjective."""
         p = self.agreement.set_index(["dataset_type", "category"])["p"]
@@ -220,7 +225,7 @@ def effects_from_pilot(table: pd.DataFrame, gap: float | None = None) -> Effects
 
     types_present = sorted(set(table["dataset_type"])) if "dataset_type" in table else []
     formula = "agree ~ dataset_type * category" if len(types_present) == 2 else "agree ~ category"
-    fit = gee(table, formula, bias_reduction=True if len(types_present) < 2 else "auto")
+    fit = gee(table, formula)
     grid = fit.grid.copy()
     if "dataset_type" not in grid.columns:
         grid["dataset_type"] = types_present[0]
@@ -258,6 +263,11 @@ def effects_from_pilot(table: pd.DataFrame, gap: float | None = None) -> Effects
     if p.empty:
         raise StudyError("the pilot has no category with agreement for both dataset types.")
     rho = float(np.clip(fit.alpha, 0.0, 0.9))
+    if fit.bias_reduced:
+        notes.append(
+            "the pilot has separated cells, so its GEE was the bias-reduced independence fit "
+            "and estimated no correlation (rho = 0); give the item-level correlation instead"
+        )
     return Effects(p, _check_correlation(rho), "pilot", tuple(notes))
 
 

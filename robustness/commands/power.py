@@ -49,9 +49,8 @@ def _effects(
 
         effects = effects_from_pilot(read_table(pilot), gap=gap)
         if correlation is not None:
-            from dataclasses import replace
-
-            effects = replace(effects, correlation=float(correlation))
+            note = f"item-level correlation set to {float(correlation):g} by --correlation"
+            effects = effects.with_correlation(float(correlation), note)
         return effects
     if base is None or gap is None or correlation is None:
         raise StudyError(
@@ -192,6 +191,8 @@ def _print(console: Console, table: pd.DataFrame, info: dict[str, Any], folder: 
             cells.append(f"{c.min():.2f} - {c.max():.2f}")
         t.add_row(str(n), *cells)
     console.print(t)
+    for note in info["notes"]:
+        console.print(f"note: {escape(str(note))}")
     if "solve" in info:
         s = info["solve"]
         what = ", ".join(s["terms"])
