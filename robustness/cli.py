@@ -176,7 +176,9 @@ def power_command(
     workers: int = typer.Option(0, help="processes (0: one per CPU)"),
     solve: str | None = typer.Option(None, help="'items': smallest items reaching --target"),
     target: float = typer.Option(0.8, help="target power for --solve"),
-    term: str = typer.Option("dataset_type", help="term(s) --solve must power, comma-separated"),
+    term: str = typer.Option(
+        "dataset_type", help="term(s) --solve must power, comma-separated, or all"
+    ),
     ray: str | None = typer.Option(None, "--ray", metavar="[ADDRESS]", help="simulate on Ray"),
 ) -> None:
     """Power of the study's Wald tests and contrasts for a planned design, by simulation."""

@@ -102,6 +102,10 @@ def run_power(
     if solve not in (None, "items"):
         raise StudyError(f"--solve can only be 'items', not {solve!r}.")
     effects = _effects(pilot, gap, base, correlation, families)
+    if list(terms) == ["all"]:
+        from analyses.power import power_terms
+
+        terms = power_terms(effects)
     design = Design(int(items[0]), int(variants), int(models), tuple(int(d) for d in datasets))
     workers = workers or os.cpu_count() or 1
     kwargs: dict[str, Any] = dict(
