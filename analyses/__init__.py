@@ -23,6 +23,16 @@ from typing import TYPE_CHECKING, Any
 
 #: Public name -> the module that defines it.
 _EXPORTS: dict[str, str] = {
+    "power": "analyses.power",
+    "solve_items": "analyses.power",
+    "Design": "analyses.power_model",
+    "Effects": "analyses.power_model",
+    "assumed_effects": "analyses.power_model",
+    "effects_from_pilot": "analyses.power_model",
+    "kendall_w": "analyses.ranking",
+    "model_ranks": "analyses.ranking",
+    "ranking_tables": "analyses.ranking",
+    "spread_resolution": "analyses.ranking",
     "AnalysisResult": "analyses.pipeline",
     "DATASET_FORMULA": "analyses.models",
     "DEFAULT_FORMULA": "analyses.gee",
@@ -79,6 +89,8 @@ __all__ = [
     "DEFAULT_FORMULA",
     "TYPE_FORMULA",
     "AnalysisResult",
+    "Design",
+    "Effects",
     "GEEResult",
     "ModelFit",
     "PosixResult",
@@ -89,6 +101,7 @@ __all__ = [
     "agreement_table",
     "analyze",
     "analyze_path",
+    "assumed_effects",
     "bootstrap_agreement",
     "bootstrap_items",
     "cochran_q",
@@ -96,6 +109,7 @@ __all__ = [
     "contrast_rows",
     "contrasts_by_model",
     "dataset_means",
+    "effects_from_pilot",
     "find_separation",
     "fit_models",
     "flip_rate",
@@ -108,14 +122,20 @@ __all__ = [
     "invalid_gaps",
     "invalid_rates",
     "item_agreement",
+    "kendall_w",
     "marginal_means",
     "mcnemar",
+    "model_ranks",
     "posix",
     "posix_from_runner",
     "posix_table",
+    "power",
     "pss",
     "pss_items",
+    "ranking_tables",
     "shared_families",
+    "solve_items",
+    "spread_resolution",
     "summarize_agreement",
     "summarize_pss",
     "synthetic_table",
@@ -151,7 +171,10 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them
     from analyses.paired import mcnemar
     from analyses.pipeline import AnalysisResult, analyze, analyze_path
     from analyses.posix import PosixResult, posix, posix_from_runner, posix_table
+    from analyses.power import power, solve_items
+    from analyses.power_model import Design, Effects, assumed_effects, effects_from_pilot
     from analyses.pss import pss, pss_items, summarize_pss
+    from analyses.ranking import kendall_w, model_ranks, ranking_tables, spread_resolution
     from analyses.separation import find_separation
     from analyses.spread import format_accuracy, format_spread
     from analyses.summaries import (

@@ -372,6 +372,10 @@ def analyze(
         tables["contrasts_invalid_as_disagreement"] = sens
         notes.extend(more)
         tables["fragile_items"] = fragile_items(t, items)
+        if pd.unique(t["model"]).size >= 2:  # model-ranking stability (issue 15)
+            from analyses.ranking import ranking_tables
+
+            tables.update(ranking_tables(t, seed=seed))
     for w in caught:
         notes.append(f"warning from {w.category.__name__}: {w.message}")
 

@@ -168,6 +168,54 @@ def demo(
     run_demo(out, mode, per_dataset, n_variants, seed)
 
 
+@app.command("power")
+def power_command(
+    out: str = typer.Option(..., "--out", "-o", help="output folder"),
+    pilot: str | None = typer.Option(None, help="pilot long table (effects estimated from it)"),
+    items: str = typer.Option("20,40,80", help="items per dataset, comma-separated"),
+    sims: int = typer.Option(200, help="simulations per number of items"),
+    gap: float | None = typer.Option(None, help="objective - subjective agreement (0: null)"),
+    base: float | None = typer.Option(None, help="subjective agreement (no pilot)"),
+    correlation: float | None = typer.Option(None, help="item-level correlation rho"),
+    families: str = typer.Option("all", help="categories without a pilot: 'all' or a list"),
+    variants: int = typer.Option(2, help="variants per family and item"),
+    models: int = typer.Option(1, help="models"),
+    datasets: str = typer.Option("2,2", help="objective,subjective datasets"),
+    alpha: float = typer.Option(0.05, help="significance level"),
+    seed: int = typer.Option(0, help="simulation seed"),
+    workers: int = typer.Option(0, help="processes (0: one per CPU)"),
+    solve: str | None = typer.Option(None, help="'items': smallest items reaching --target"),
+    target: float = typer.Option(0.8, help="target power for --solve"),
+    term: str = typer.Option(
+        "dataset_type", help="term(s) --solve must power, comma-separated, or all"
+    ),
+    ray: str | None = typer.Option(None, "--ray", metavar="[ADDRESS]", help="simulate on Ray"),
+) -> None:
+    """Power of the study's Wald tests and contrasts for a planned design, by simulation."""
+    from robustness.commands.power import parse_ints, run_power
+
+    run_power(
+        out,
+        pilot=pilot,
+        items=parse_ints(items, "--items"),
+        sims=sims,
+        gap=gap,
+        base=base,
+        correlation=correlation,
+        families=families,
+        variants=variants,
+        models=models,
+        datasets=parse_ints(datasets, "--datasets"),
+        alpha=alpha,
+        seed=seed,
+        workers=workers or None,
+        solve=solve,
+        target=target,
+        terms=[t.strip() for t in term.split(",") if t.strip()],
+        ray=ray,
+    )
+
+
 def main() -> None:
     """Console entry point: bad input is one line on stderr and exit status 2.
 

@@ -24,6 +24,7 @@ FIGURES = (
     "pss_distribution",
     "format_accuracy",
     "confidence_vs_pss",
+    "model_ranks",  # two models: the bump chart of rankings across variants (issue 15)
 )
 
 

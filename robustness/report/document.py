@@ -213,6 +213,43 @@ def build(
             "models",
         )
     )
+    if "ranking_swaps" in result.tables:  # two or more models (issue 15)
+        secs.append(
+            Section(
+                "Model rankings across prompts",
+                [
+                    *fig("model_ranks"),
+                    _table(
+                        result,
+                        "ranking_swaps",
+                        "Share of (variant, model pair) comparisons whose order differs from "
+                        "the reference: the original prompt's accuracy order (objective items) "
+                        "or the order by agreement with the original answer averaged over the "
+                        "category's variants (subjective items); swap = reversed, change = "
+                        "reversed or tied",
+                    ),
+                    _table(
+                        result,
+                        "ranking_concordance",
+                        "Kendall's W of the model rankings across each category's variants "
+                        "(tie-corrected) with a permutation p-value",
+                    ),
+                    _table(
+                        result,
+                        "spread_resolution",
+                        "Spread as the error bar (FormatSpread): accuracy under the original "
+                        "prompt and its spread over formats (original + formatting variants)",
+                    ),
+                    _table(
+                        result,
+                        "spread_pairs",
+                        "Model pairs: unresolved when the original-prompt accuracy difference "
+                        "is smaller than either model's spread over formats",
+                    ),
+                ],
+                "rankings",
+            )
+        )
     rates = result.tables.get("invalid_rates", pd.DataFrame())
     secs.append(
         Section(

@@ -114,6 +114,17 @@ def _figures(result: Any, folder: Path, skipped: list[str]) -> dict[str, tuple[P
         "variants pooled), one panel per model.",
         "the table has no decoding confidence (choice mode records it)",
     )
+    if "ranking_ranks" in tabs:  # two or more models (issue 15)
+        from robustness.report.figures_ranking import bump_chart
+
+        draw(
+            "model_ranks",
+            tabs["ranking_ranks"],
+            bump_chart,
+            "Model ranks under the original prompt and every variant (bump chart): by accuracy "
+            "on objective items, by agreement with the original answer on subjective items.",
+            "no model was scored under any variant",
+        )
     return made
 
 
