@@ -11,7 +11,8 @@ import torch
 from conftest_runners import tiny_runner
 
 from robustness.errors import ModelError
-from robustness.runners.hf import HFRunner, build_label_plan
+from robustness.runners.hf import HFRunner
+from robustness.runners.label_trie import build_label_plan
 
 WORDS = [
     "the",
