@@ -17,7 +17,7 @@ from robustness.answers import prompt_for
 from robustness.prompts import Exemplar, default_spec
 from robustness.runners import noise_floor
 from robustness.runners.hf import HFRunner
-from robustness.runners.prefix import PrefixNode, build_tree, prune_tree, shared_tokens
+from robustness.runners.prefix_trie import PrefixNode, build_tree, prune_tree, shared_tokens
 
 TOL = 1e-4
 

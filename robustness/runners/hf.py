@@ -3,12 +3,10 @@
 How a call runs
 ---------------
 Prompts are tokenised once (chat messages through the model's chat template with the generation
-prompt appended), sorted by length (longest first, so the largest batch and any out-of-memory
-error come first) and cut into batches of ``batch_size``. Each batch is left padded and given
-explicit position ids (``cumsum(attention_mask) - 1``), so a padded row sees exactly the
-positions it would see alone; ``logits_to_keep`` asks the model for the last few positions only
-(one, for plain choice scoring), which skips the vocabulary projection everywhere else. Every
-forward runs under ``torch.inference_mode()``; decoding is greedy.
+prompt appended) and run in length-sorted, left-padded batches with explicit position ids
+(``batching.py``); ``logits_to_keep`` asks the model for the last few positions only, which skips
+the vocabulary projection everywhere else. Every forward runs under ``torch.inference_mode()``;
+decoding is greedy.
 
 Shared prefixes
 ---------------
@@ -22,7 +20,8 @@ Elsewhere
 ---------
 Device, dtype, threads, Hub access and loading: ``torch_setup.py`` (float32 is the CPU default;
 ``identity()`` records dtype, device, batch size and prefix sharing, and they are part of every
-cache key). Reading label probabilities from next-token distributions: ``label_trie.py``.
+cache key). Label probabilities from next-token distributions: ``label_trie.py``; reading
+them and response log-likelihoods out of a batch's logits: ``readout.py``.
 
 ``loglikelihood`` tokenises prompt and response separately and concatenates the ids (the
 response is not merged into the prompt's last token), the usual convention for cloze scoring.
@@ -30,7 +29,6 @@ response is not merged into the prompt's last token), the usual convention for c
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -50,11 +48,14 @@ from robustness.runners.base import (
     check_labels,
     check_max_new_tokens,
 )
+from robustness.runners.batching import left_pad, length_batches, split_by_logits
 from robustness.runners.label_trie import LabelPlan, build_label_plan, combine_plan
 from robustness.runners.prefix import PrefixScorer
+from robustness.runners.readout import read_label_passes, read_responses
 from robustness.runners.torch_setup import (
     DTYPES,
     configure_threads,
+    eos_token_ids,
     folder_revision,
     load_pretrained,
     resolve_device,
@@ -147,7 +148,7 @@ class HFRunner:
         if pad is None:
             pad = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else 0
         self.pad_id = int(pad)
-        self.eos_ids = self._eos_ids()
+        self.eos_ids = eos_token_ids(model, tokenizer)
         self._plans: dict[tuple[str, ...], LabelPlan] = {}
         self.prefix_sharing = prefix_sharing
         self.prefix = PrefixScorer(
@@ -223,20 +224,6 @@ class HFRunner:
             "torch": torch.__version__.split("+")[0],
         }
 
-    def _eos_ids(self) -> tuple[int, ...]:
-        ids: set[int] = set()
-        for source in (
-            getattr(self.model, "generation_config", None),
-            self.model.config,
-            self.tokenizer,
-        ):
-            value = getattr(source, "eos_token_id", None)
-            if isinstance(value, int):
-                ids.add(value)
-            elif isinstance(value, list | tuple):
-                ids.update(int(v) for v in value)
-        return tuple(sorted(ids))
-
     # ----------------------------------------------------------------- tokenisation
     def render(self, prompt: Prompt) -> tuple[str, bool]:
         """The prompt as the text the model sees, and whether special tokens must be added
@@ -291,35 +278,14 @@ class HFRunner:
         whose padding would exceed that fraction of the batch's longest row (see the class
         docstring for why the CPU default caps padding).
         """
-        size = batch_size or self.batch_size
-        order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
-        out: list[list[int]] = []
-        current: list[int] = []
-        for i in order:
-            too_short = (
-                self.max_padding is not None
-                and current
-                and lengths[i] < (1.0 - self.max_padding) * lengths[current[0]]
-            )
-            if current and (len(current) == size or too_short):
-                out.append(current)
-                current = []
-            current.append(i)
-        if current:
-            out.append(current)
-        return out
+        return length_batches(lengths, batch_size or self.batch_size, self.max_padding)
 
     def collate(self, rows: Sequence[Sequence[int]]) -> dict[str, torch.Tensor | None]:
         """Left-pad ``rows`` into model inputs with explicit position ids. The attention mask
         is omitted when no row is padded, which lets attention use its causal fast path."""
-        width = max(len(r) for r in rows)
-        ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(rows), width), dtype=torch.long)
-        for r, row in enumerate(rows):
-            ids[r, width - len(row) :] = torch.tensor(row, dtype=torch.long)
-            mask[r, width - len(row) :] = 1
+        ids, mask = left_pad(rows, self.pad_id)
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
-        padded = any(len(r) != width for r in rows)
+        padded = bool((mask == 0).any())
         return {
             "input_ids": ids.to(self.device),
             "attention_mask": mask.to(self.device) if padded else None,
@@ -354,7 +320,8 @@ class HFRunner:
                 return
             clock = time.perf_counter()
             for group in self.batches([len(r) for r in rows]):
-                for batch in self._split_for_memory(group, keeps):
+                vocab = int(self.model.config.vocab_size)
+                for batch in split_by_logits(group, keeps, vocab, self.max_logits_bytes):
                     keep = max(keeps[i] for i in batch)
                     self.prefix.tokens_run += len(batch) * max(len(rows[i]) for i in batch)
                     logits = self.forward_last(self.collate([rows[i] for i in batch]), keep)
@@ -382,36 +349,16 @@ class HFRunner:
         keeps = [len(plans[i].passes[p]) + 1 for i, p in jobs]
         pending = [len(plan.passes) for plan in plans]
         logps: list[dict[tuple[tuple[int, ...], int], float]] = [{} for _ in prompts]
-        tops: list[tuple[float, int]] = [(math.nan, -1) for _ in prompts]
+        tops: dict[int, tuple[float, int]] = {}
         latency = [0.0 for _ in prompts]
         results: list[OptionScores | None] = [None for _ in prompts]
 
         def consume(batch: list[int], logits: torch.Tensor, seconds: float) -> None:
-            keep = logits.shape[1]
-            logprobs = torch.log_softmax(logits, dim=-1)
-            r_idx, c_idx, toks, keys, root_rows = [], [], [], [], []
-            for r, j in enumerate(batch):
-                i, p = jobs[j]
-                depth_total = len(plans[i].passes[p])
-                for depth, node, tokens in plans[i].reads[p]:
-                    col = keep - (depth_total + 1) + depth
-                    for tok in tokens:
-                        r_idx.append(r)
-                        c_idx.append(col)
-                        toks.append(tok)
-                        keys.append((i, node, tok))
-                    if depth == 0 and p == 0:
-                        root_rows.append((r, keep - (depth_total + 1), i))
-            values = logprobs[r_idx, c_idx, toks].tolist() if r_idx else []
-            for (i, node, tok), value in zip(keys, values, strict=True):
+            passes = [(jobs[j][0], plans[jobs[j][0]], jobs[j][1]) for j in batch]
+            reads, best = read_label_passes(logits, passes)
+            for (i, node, tok), value in reads.items():
                 logps[i][(node, tok)] = value
-            if root_rows:
-                root = logprobs[[r for r, _, _ in root_rows], [c for _, c, _ in root_rows]]
-                best_lp, best_tok = root.max(dim=-1)
-                for (_, _, i), lp, tok in zip(
-                    root_rows, best_lp.tolist(), best_tok.tolist(), strict=True
-                ):
-                    tops[i] = (math.exp(lp), tok)
+            tops.update(best)
             share = seconds * 1000.0 / len(batch)
             done: list[int] = []
             for j in batch:
@@ -508,42 +455,12 @@ class HFRunner:
                     )
 
         def consume(batch: list[int], logits: torch.Tensor, seconds: float) -> None:
-            keep = logits.shape[1]
-            norm = torch.logsumexp(logits, dim=-1)
-            r_idx, c_idx, t_idx = [], [], []
-            for r, j in enumerate(batch):
-                response = response_ids[todo[j]]
-                for k, tok in enumerate(response):
-                    r_idx.append(r)
-                    c_idx.append(keep - len(response) + k)
-                    t_idx.append(tok)
-            picked = (logits[r_idx, c_idx, t_idx] - norm[r_idx, c_idx]).double().tolist()
-            offset = 0
-            for j in batch:
+            responses = [response_ids[todo[j]] for j in batch]
+            for j, logprob in zip(batch, read_responses(logits, responses), strict=True):
                 n = len(response_ids[todo[j]])
-                results[todo[j]] = LogLikelihood(
-                    logprob=math.fsum(picked[offset : offset + n]), n_tokens=n
-                )
-                offset += n
+                results[todo[j]] = LogLikelihood(logprob=logprob, n_tokens=n)
             if on_batch is not None:
                 on_batch([todo[j] for j in batch], [results[todo[j]] for j in batch])
 
         self.run_rows(rows, [len(response_ids[i]) for i in todo], consume)
         return [r for r in results if r is not None]
-
-    def _split_for_memory(self, batch: list[int], keeps: Sequence[int]) -> list[list[int]]:
-        """Split a batch (sorted longest first) so its float32 logits stay under the budget."""
-        vocab = int(self.model.config.vocab_size)
-        out: list[list[int]] = []
-        current: list[int] = []
-        for i in batch:
-            trial = [*current, i]
-            keep = max(keeps[j] for j in trial)
-            if current and len(trial) * keep * vocab * 4 > self.max_logits_bytes:
-                out.append(current)
-                current = [i]
-            else:
-                current = trial
-        if current:
-            out.append(current)
-        return out

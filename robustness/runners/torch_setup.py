@@ -38,6 +38,7 @@ from robustness.errors import ModelError
 __all__ = [
     "DTYPES",
     "configure_threads",
+    "eos_token_ids",
     "folder_revision",
     "is_offline",
     "load_pretrained",
@@ -191,3 +192,15 @@ def load_pretrained(
             f"Hub: {err}"
         ) from err
     return model, tokenizer, folder if is_dir else None
+
+
+def eos_token_ids(model: Any, tokenizer: Any) -> tuple[int, ...]:
+    """Every end-of-sequence id the generation config, model config or tokenizer names."""
+    ids: set[int] = set()
+    for source in (getattr(model, "generation_config", None), model.config, tokenizer):
+        value = getattr(source, "eos_token_id", None)
+        if isinstance(value, int):
+            ids.add(value)
+        elif isinstance(value, list | tuple):
+            ids.update(int(v) for v in value)
+    return tuple(sorted(ids))
