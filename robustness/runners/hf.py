@@ -53,7 +53,6 @@ from robustness.runners.label_trie import LabelPlan, build_label_plan, combine_p
 from robustness.runners.prefix import PrefixScorer
 from robustness.runners.readout import read_label_passes, read_responses
 from robustness.runners.torch_setup import (
-    DTYPES,
     configure_threads,
     eos_token_ids,
     folder_revision,
@@ -62,17 +61,7 @@ from robustness.runners.torch_setup import (
     resolve_dtype,
 )
 
-__all__ = [
-    "CHAT_MODES",
-    "DTYPES",
-    "HFRunner",
-    "build_label_plan",
-    "combine_plan",
-    "configure_threads",
-    "folder_revision",
-    "resolve_device",
-    "resolve_dtype",
-]
+__all__ = ["CHAT_MODES", "HFRunner", "folder_revision", "resolve_device"]
 
 CHAT_MODES = ("auto", "always", "never")
 #: Default padding cap on the CPU (see ``HFRunner``).
