@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 DATA = ROOT.parent / "shared" / "data"
 LM_EVAL_CLOZE_QPS = 3.9  # issue 14: lm-evaluation-harness cloze, 200 MMLU items, measured earlier
+TOOLKIT_CLOZE_QPS = 4.1  # issue 14: this toolkit's unshared cloze, measured beside that figure
 
 
 def load(name: str) -> list[Any]:
@@ -68,7 +69,8 @@ def side_by_side(
                     outputs[name].append(out)
         for name in spent:
             times[name].append(spent[name])
-    return {"times": times, "tokens": tokens, "outputs": outputs}
+    memory = on.prefix.peak_estimate / on.prefix.budget if on.prefix.budget else 0.0
+    return {"times": times, "tokens": tokens, "outputs": outputs, "memory": memory}
 
 
 def report(title: str, units: int, unit: str, result: dict[str, Any]) -> dict[str, float]:
@@ -85,6 +87,10 @@ def report(title: str, units: int, unit: str, result: dict[str, Any]) -> dict[st
     speed = rate["on"] / rate["off"]
     fewer = tokens["off"] / max(1, tokens["on"])
     print(f"  speed-up on/off = {speed:.2f}x   forward token positions off/on = {fewer:.2f}x")
+    if result.get("memory"):
+        print(
+            f"  largest estimated peak / batch budget (last shared call) = {result['memory']:.2f}"
+        )
     return {"speed": speed, "fewer": fewer, "rate_on": rate["on"], "rate_off": rate["off"]}
 
 
@@ -130,6 +136,12 @@ def bench_cloze(on: Any, off: Any, n: int, rounds: int) -> None:
             f"  lm-evaluation-harness is not installed here, so it was not run: compared with "
             f"the {LM_EVAL_CLOZE_QPS} q/s issue 14 reports (measured earlier, not in this run): "
             f"{figures['rate_on'] / LM_EVAL_CLOZE_QPS:.2f}x (target >= 2x)"
+        )
+        projected = figures["speed"] * TOOLKIT_CLOZE_QPS / LM_EVAL_CLOZE_QPS
+        print(
+            f"  projected on the issue's quiet machine: speed-up on/off measured here x "
+            f"{TOOLKIT_CLOZE_QPS} / {LM_EVAL_CLOZE_QPS} (toolkit unshared / lm-eval, measured "
+            f"side by side in issue 14) = {projected:.2f}x lm-eval (target >= 2x)"
         )
     else:
         print("  lm_eval is installed: run `lm_eval` on the same items to compare (not automated).")

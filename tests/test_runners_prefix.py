@@ -181,6 +181,16 @@ def test_posix_pairs_are_unchanged(variants: list[Any]) -> None:
     assert runner.prefix.tokens_run * 2 <= plain.prefix.tokens_run
 
 
+def test_unpadded_rows_on_one_prefix() -> None:
+    runner = long_runner(seed=8)
+    plain = twin(runner)
+    stem = "Read this long shared preamble carefully before answering. " * 3
+    prompts = [stem + f"Item {k}: pick one.\nAnswer:" for k in range(4)]  # equal lengths
+    labels = [["A", "B", "C", "D"]] * 4
+    assert_same_scores(runner.score_options(prompts, labels), plain.score_options(prompts, labels))
+    assert runner.prefix.tokens_run < 0.5 * plain.prefix.tokens_run
+
+
 def test_a_cache_that_would_break_the_budget_is_not_built(
     variants: list[Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -259,13 +269,15 @@ def test_generate_runs_length_sorted_batches() -> None:
 
 
 @pytest.mark.slow
-def test_smollm2_shared_equals_unshared(variants: list[Any]) -> None:
+def test_smollm2_shared_equals_unshared(variants: list[Any], shared_items: list[Any]) -> None:
     from robustness.runners import make_runner
 
     runner = make_runner("hf", "embedded", batch_size=8)
     assert isinstance(runner, HFRunner) and runner.prefix_sharing == "auto"
     plain = twin(runner)
-    chosen = [v for v in variants if v.dataset in {"mmlu", "political_compass"}]
+    wanted = {it.item_id for it in shared_items if it.dataset in {"mmlu", "political_compass"}}
+    chosen = [v for v in variants if v.item_id in wanted]
+    assert len({v.category for v in chosen}) == 9
     prompts = [prompt_for(v, True) for v in chosen]
     labels = [list(v.spec.labels) for v in chosen]
     assert_same_scores(runner.score_options(prompts, labels), plain.score_options(prompts, labels))

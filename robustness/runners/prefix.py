@@ -324,7 +324,9 @@ class PrefixScorer:
             start = past.length.index_select(0, index)
             full_mask = torch.cat([past.mask.index_select(0, index), mask], dim=-1)
             positions = steps + start[:, None]
-        padded = bool((full_mask == 0).any())
+        # with a cache the mask is always given: attention's causal fast path assumes as many
+        # queries as keys.
+        padded = past is not None or bool((full_mask == 0).any())
         kwargs: dict[str, Any] = {
             "input_ids": ids.to(self.device),
             "attention_mask": full_mask.to(self.device) if padded else None,
