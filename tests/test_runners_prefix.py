@@ -286,3 +286,30 @@ def test_smollm2_shared_equals_unshared(variants: list[Any], shared_items: list[
     np.testing.assert_allclose(
         [a.logprob for a in shared], [b.logprob for b in alone], atol=TOL, rtol=0
     )
+
+
+@pytest.mark.parametrize("sharing", ["auto", "off"])
+def test_logits_budget_splits_batches_not_numbers(variants: list[Any], sharing: str) -> None:
+    runner = long_runner(sharing, seed=9, batch_size=8)
+    reference = twin(runner)
+    pairs = [(prompt_for(v, False), " " + o) for v in variants[:4] for o in v.spec.options]
+    expected = reference.loglikelihood(pairs)
+    vocab = int(runner.model.config.vocab_size)
+    runner.max_logits_bytes = runner.prefix.max_logits_bytes = 3 * 8 * vocab * 4
+    seen: list[tuple[int, int]] = []
+    forward = runner.model.forward
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        rows, keep = kwargs["input_ids"].shape[0], int(kwargs["logits_to_keep"])
+        if keep > 1:
+            seen.append((rows, rows * keep * vocab * 4))
+        return forward(*args, **kwargs)
+
+    runner.model.forward = spy  # type: ignore[method-assign]
+    got = runner.loglikelihood(pairs)
+    np.testing.assert_allclose(
+        [g.logprob for g in got], [e.logprob for e in expected], atol=TOL, rtol=0
+    )
+    # a batch holds one row, or no more logits than the budget
+    assert seen and all(rows == 1 or size <= runner.max_logits_bytes for rows, size in seen)
+    assert max(rows for rows, _ in seen) > 1

@@ -19,7 +19,7 @@ Memory
 ------
 Sharing trades compute for memory held between forwards: a cache point's keys and values stay
 alive while the rows below it run, ``2 * layers * kv_heads * head_dim`` values per token and
-prefix (46 KiB a token for SmolLM2-135M in fp32), while a forward over a suffix needs less
+prefix (45 KiB a token for SmolLM2-135M in fp32), while a forward over a suffix needs less
 activation memory than over the full row. The budget is the estimated peak of the largest plain
 batch the call would run (``batch_size`` rows of the call's longest row, logits capped as the
 runner caps them). Every shared forward is sized so that the caches held on the current path
@@ -284,7 +284,8 @@ class PrefixScorer:
         items: Sequence[tuple[int, Any]],
     ) -> list[list[int]]:
         """Split a length-sorted batch so that held caches plus the forward's estimated peak
-        (plus the cache it creates, for cache points) stay within ``budget``."""
+        (plus the cache it creates, for cache points) stay within ``budget`` and its float32
+        logits within ``max_logits_bytes``, as in the plain path."""
         out: list[list[int]] = []
         current: list[int] = []
         for j in group:
@@ -294,7 +295,8 @@ class PrefixScorer:
             need = held + self.step_bytes(len(trial), width, past, keep)
             if capture:
                 need += self.past_bytes(len(trial), past + width)
-            if current and need > budget:
+            logits = len(trial) * keep * self.vocab * 4
+            if current and (need > budget or logits > self.max_logits_bytes):
                 out.append(current)
                 current = [j]
             else:
