@@ -403,11 +403,14 @@ class HFRunner:
         for batch in self.batches([len(r) for r in ids]):
             started = time.perf_counter()
             inputs = self.collate([ids[i] for i in batch])
+            width = len(ids[batch[0]])  # the longest row: batches run longest first
             if inputs["attention_mask"] is None:
-                inputs["attention_mask"] = torch.ones_like(inputs["input_ids"])
+                inputs["attention_mask"] = torch.ones((len(batch), width), dtype=torch.long).to(
+                    self.device
+                )
             with torch.inference_mode():
                 out = self.model.generate(**inputs, generation_config=config)
-            new = out[:, inputs["input_ids"].shape[1] :].tolist()
+            new = out[:, width:].tolist()
             share = (time.perf_counter() - started) * 1000.0 / len(batch)
             for i, row in zip(batch, new, strict=True):
                 n = next((k for k, tok in enumerate(row) if tok in eos), len(row))

@@ -88,6 +88,8 @@ def _cache_layer_class() -> Any:
         def __init__(self, keys: torch.Tensor, values: torch.Tensor, index: Any, capture: bool):
             super().__init__()
             self.keys, self.values = keys, values
+            self.past_keys: torch.Tensor = keys
+            self.past_values: torch.Tensor = values
             self.is_initialized = True
             self.index = index
             self.capture = capture
@@ -100,17 +102,17 @@ def _cache_layer_class() -> Any:
 
         def update(self, key_states: Any, value_states: Any, *args: Any, **kwargs: Any) -> Any:
             rows = key_states.shape[0]
-            keys = torch.cat([self._select(self.keys, rows), key_states], dim=-2)
-            values = torch.cat([self._select(self.values, rows), value_states], dim=-2)
+            keys = torch.cat([self._select(self.past_keys, rows), key_states], dim=-2)
+            values = torch.cat([self._select(self.past_values, rows), value_states], dim=-2)
             if self.capture:
                 self.captured = (keys, values)
             return keys, values
 
         def get_seq_length(self) -> int:
-            return int(self.keys.shape[-2])
+            return int(self.past_keys.shape[-2])
 
         def get_mask_sizes(self, query_length: int) -> tuple[int, int]:
-            return int(self.keys.shape[-2]) + query_length, 0
+            return int(self.past_keys.shape[-2]) + query_length, 0
 
     return _SharedLayer
 

@@ -92,9 +92,9 @@ def prune_tree(root: PrefixNode, min_gain: int) -> PrefixNode:
             kept = PrefixNode(depth=node.depth, size=node.size, witness=node.witness)
             kept.rows = list(node.rows)
             for child in node.children:
-                rows, kids = lift(child, node.depth)
-                kept.rows.extend(rows)
-                kept.children.extend(kids)
+                lifted, below = lift(child, node.depth)
+                kept.rows.extend(lifted)
+                kept.children.extend(below)
             return [], [kept]
         rows = list(node.rows)
         kids: list[PrefixNode] = []
