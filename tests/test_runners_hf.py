@@ -11,7 +11,8 @@ import torch
 from conftest_runners import tiny_runner
 
 from robustness.errors import ModelError
-from robustness.runners.hf import HFRunner, build_label_plan
+from robustness.runners.hf import HFRunner
+from robustness.runners.label_trie import build_label_plan
 
 WORDS = [
     "the",
@@ -341,3 +342,60 @@ def test_bad_inputs_raise_one_clear_error(runner: HFRunner) -> None:
         runner.generate(["word " * 100], 2)
     with pytest.raises(ModelError, match="chat message 0"):
         runner.generate([[{"content": "no role"}]], 2)
+
+
+def test_offline_follows_the_environment_unless_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    from robustness.runners.torch_setup import is_offline
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert is_offline() and is_offline(True) and not is_offline(False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    assert not is_offline() and is_offline(True)
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    assert not is_offline()
+    with pytest.raises(ModelError, match="offline must be"):
+        is_offline("yes")  # type: ignore[arg-type]
+
+
+def test_from_pretrained_downloads_unless_offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    import transformers
+
+    asked: list[bool] = []
+
+    def fake(source: str, **kwargs: object) -> object:
+        asked.append(bool(kwargs["local_files_only"]))
+        raise OSError("not here")
+
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", fake)
+    with pytest.raises(ModelError, match="offline, so nothing is downloaded"):
+        HFRunner.from_pretrained("org/not-cached", device="cpu", threads=1, offline=True)
+    with pytest.raises(ModelError, match="the Hub: not here"):
+        HFRunner.from_pretrained("org/not-cached", device="cpu", threads=1, offline=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ModelError, match="offline"):
+        HFRunner.from_pretrained("org/not-cached", device="cpu", threads=1)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    with pytest.raises(ModelError, match="the Hub"):
+        HFRunner.from_pretrained("org/not-cached", device="cpu", threads=1)
+    assert asked == [True, False, True, False]
+
+
+def test_threads_fall_back_to_one_when_openmp_spins(monkeypatch: pytest.MonkeyPatch) -> None:
+    from robustness.runners import torch_setup
+
+    before = torch.get_num_threads()
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(torch_setup, "_thread_warning_given", False)
+    try:
+        torch.set_num_threads(2)
+        with pytest.warns(RuntimeWarning, match="one CPU thread"):
+            assert torch_setup.configure_threads() == 1
+        monkeypatch.setenv("OMP_WAIT_POLICY", "PASSIVE")
+        torch.set_num_threads(2)
+        assert torch_setup.configure_threads() == 2
+        assert torch_setup.configure_threads(3) == 3
+        with pytest.raises(ModelError, match="threads must be"):
+            torch_setup.configure_threads(0)
+    finally:
+        torch.set_num_threads(before)

@@ -82,7 +82,8 @@ from robustness.runners.base import (
     check_labels,
     check_max_new_tokens,
 )
-from robustness.runners.hf import CHAT_MODES, HFRunner, combine_plan, folder_revision
+from robustness.runners.hf import CHAT_MODES, HFRunner, folder_revision
+from robustness.runners.label_trie import combine_plan
 
 INSTALL_HINT = (
     "backend 'vllm' needs the vllm package, which is not installed here: run "
