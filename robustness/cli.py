@@ -146,11 +146,16 @@ def reparse_command(
     conflict: str = typer.Option(
         "ambiguous", help="a label with another option's text: ambiguous, label or text"
     ),
+    study: str | None = typer.Option(
+        None,
+        help="the study file that made the table: rebuilds what each prompt showed for rows "
+        "written before the display column existed",
+    ),
 ) -> None:
     """Re-read generated answers with the current parser (no model calls); show what changed."""
     from robustness.commands.reparse import reparse_table
 
-    reparse_table(table, out, conflict=conflict)
+    reparse_table(table, out, conflict=conflict, study=study)
 
 
 @app.command("demo")

@@ -249,3 +249,30 @@ def test_parser_versions_sentence_for_a_report():
     assert f"{PARSER_VERSION} ({n - n // 2:,} rows)" in sentence
     assert f"an unrecorded version ({n // 2:,} rows)" in sentence
     assert parser_versions(table.assign(mode="choice")) == ""
+
+
+def test_a_table_without_display_is_rebuilt_from_its_study_file(tmp_path):
+    """A table written before the display column existed stays usable: the study file makes
+    the same variants again, so what each prompt showed is rebuilt (issue 11)."""
+    from robustness.commands.reparse import displays_from_study
+    from robustness.run import study_items, study_variants
+
+    study = tmp_path / "s.toml"
+    study.write_text(
+        '[study]\nname = "s"\nitems_per_dataset = 1\n'
+        'families = ["option_order", "label_substitution", "logical_equivalence"]\n'
+        'n_variants = 3\n\n[[models]]\nname = "m"\nmode = "generate"\n'
+    )
+    config = rb.load_study(study)
+    vs = study_variants(config, study_items(config))
+    rows = answer_rows(ScriptRunner(vs), vs, config.models[0], study="s", seed=0)
+    table = validate(rows_to_table(rows))
+    old = table.drop(columns=["display"])
+    old.loc[0, "prompt"] = "another prompt"  # a row whose prompt no longer matches stays bare
+    rebuilt, filled = displays_from_study(old, study)
+    assert filled == len(table) - 1
+    assert rebuilt["display"].iloc[1:].tolist() == table["display"].iloc[1:].tolist()
+    assert rebuilt["display"].iloc[0] is None
+    result = reparse(rebuilt, conflict="label")
+    assert result.counts["no_display"] == 1
+    assert result.counts["changed"] == int(table["label_answer"].iloc[1:].notna().sum())

@@ -4,13 +4,50 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 from rich.console import Console
 from rich.markup import escape
 
-from robustness.reparse import ReparseResult, reparse
+from robustness.reparse import ReparseResult, display_json, reparse
 from robustness.table import read_metadata, read_table, write_csv, write_parquet
 
-__all__ = ["reparse_table"]
+__all__ = ["displays_from_study", "reparse_table"]
+
+
+def displays_from_study(table: pd.DataFrame, study: str | Path) -> tuple[pd.DataFrame, int]:
+    """Fill ``display`` where it is missing, from the variants the study file makes again.
+
+    Variants are deterministic (same study file, same seed, same variants), so what a
+    prompt showed can be rebuilt for a table written before the ``display`` column
+    existed. A row gets a display only when its item and variant are found and, where the
+    table keeps the rendered ``prompt``, it equals the variant's rendered prompt (so a
+    changed item file or family cannot attach the wrong labels). Returns the table and
+    the number of rows filled.
+    """
+    from robustness.run import study_items, study_variants
+    from robustness.study import load_study
+
+    config = load_study(study)
+    variants = study_variants(config, study_items(config))
+    by_key = {(v.item.dataset, v.item.item_id, v.variant_id): v for v in variants}
+    out = table.copy()
+    if "display" not in out.columns:
+        out["display"] = None
+    filled = 0
+    cells = out["display"].astype(object).tolist()
+    prompts = out["prompt"].tolist() if "prompt" in out.columns else [None] * len(out)
+    keys = zip(out["dataset"], out["item_id"], out["variant_id"], strict=True)
+    for i, (key, mode) in enumerate(zip(keys, out["mode"], strict=True)):
+        if mode != "generate" or isinstance(cells[i], str):
+            continue
+        v = by_key.get(key)
+        if v is None or (isinstance(prompts[i], str) and prompts[i] != v.spec.render()):
+            continue
+        canonical = [v.canonical_at(p) for p in range(len(v.spec.labels))]
+        cells[i] = display_json(v.spec.labels, v.spec.options, canonical)
+        filled += 1
+    out["display"] = pd.Series(cells, index=out.index, dtype=object)
+    return out, filled
 
 
 def _clean(text: object, limit: int = 60) -> str:
@@ -26,6 +63,7 @@ def reparse_table(
     conflict: str = "ambiguous",
     examples: int = 3,
     console: Console | None = None,
+    study: str | Path | None = None,
 ) -> ReparseResult:
     """Re-read ``table_path``'s generate-mode rows, write the table to ``out``, print the changes.
 
@@ -40,6 +78,12 @@ def reparse_table(
 
         raise TableError(f"{out}: the new table must end in .parquet or .csv.")
     table = read_table(path, required=("mode", "raw_output", "answer", "valid"))
+    if study is not None:
+        table, rebuilt = displays_from_study(table, study)
+        console.print(
+            f"display rebuilt from {escape(str(study))} for {rebuilt} generate-mode rows "
+            "(rows whose prompt differs from the study's are left without one)"
+        )
     result = reparse(table, conflict=conflict)
     if out.suffix.lower() == ".csv":
         write_csv(result.table, out)
