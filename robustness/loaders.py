@@ -24,13 +24,19 @@ from pathlib import Path
 from typing import Any
 
 from robustness.errors import ItemError
-from robustness.items import Item, ItemFieldError
+from robustness.items import MAX_OPTIONS, Item, ItemFieldError
+from robustness.text_safety import shown
 
 Record = tuple[str, dict[str, Any]]  # (location such as "line 7", record)
 ColumnMapping = Mapping[str, "str | Sequence[str]"]
 
 ITEM_FIELDS = ("item_id", "dataset", "dataset_type", "question", "options", "answer", "scale")
 _REQUIRED = ("question", "options")
+#: Deepest nesting of lists and objects accepted in a record (items are flat; ``meta`` may
+#: nest a little). Deeper values would exhaust the recursion of every later JSON writer.
+MAX_DEPTH = 32
+#: File types whose cells are text: their ``options`` and ``meta`` cells may hold JSON.
+_TEXT_CELLS = (".csv", ".tsv")
 
 
 def load_items(
@@ -66,8 +72,12 @@ def load_items(
     types: dict[str, tuple[str, str]] = {}  # dataset -> (dataset_type, where first seen)
     for raw_path in paths:
         path = Path(raw_path)
+        text_cells = path.suffix.lower() in _TEXT_CELLS and not path.is_dir()
         for number, (location, record) in enumerate(_records(path, split), start=1):
             where = f"{path}, {location}"
+            _check_record(record, where)
+            if text_cells:
+                record = _parse_json_cells(record, mapping or {}, where)
             item = _to_item(
                 record,
                 mapping or {},
@@ -78,14 +88,14 @@ def load_items(
             )
             if item.key in seen:
                 raise ItemError(
-                    f"{where}, field 'item_id': {item.item_id!r} of dataset {item.dataset!r} "
-                    f"duplicates the item at {seen[item.key]}."
+                    f"{where}, field 'item_id': {shown(item.item_id)} of dataset "
+                    f"{shown(item.dataset)} duplicates the item at {seen[item.key]}."
                 )
             seen[item.key] = where
             kind, first = types.setdefault(item.dataset, (item.dataset_type, where))
             if kind != item.dataset_type:
                 raise ItemError(
-                    f"{where}, field 'dataset_type': dataset {item.dataset!r} is "
+                    f"{where}, field 'dataset_type': dataset {shown(item.dataset)} is "
                     f"{item.dataset_type} here but {kind} at {first}; give the two sets of "
                     "items distinct dataset names."
                 )
@@ -126,6 +136,13 @@ def demo_items() -> list[Item]:
 
 
 def _records(path: Path, split: str | None) -> Iterator[Record]:
+    try:
+        yield from _records_of(path, split)
+    except OSError as exc:
+        raise ItemError(f"{path}: cannot be read ({exc.strerror or exc}).") from None
+
+
+def _records_of(path: Path, split: str | None) -> Iterator[Record]:
     if path.is_dir():
         yield from _hf_folder(path, split)
         return
@@ -160,14 +177,30 @@ def _decode(path: Path) -> str:
         ) from None
 
 
+def _loads(text: str, where: str, whole_file: bool = False) -> Any:
+    """``json.loads`` with every way it fails as one ItemError naming ``where``."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        line = f", line {exc.lineno}" if whole_file else ""
+        raise ItemError(f"{where}{line}: not valid JSON ({exc.msg}).") from None
+    except RecursionError:
+        raise ItemError(
+            f"{where}: the JSON nests lists or objects too deeply (at most {MAX_DEPTH} levels)."
+        ) from None
+    except ValueError:  # integers past Python's digit limit (4,300 digits)
+        raise ItemError(
+            f"{where}: a number has more digits than can be read (at most 4,300)."
+        ) from None
+
+
 def _jsonl(path: Path) -> Iterator[Record]:
-    for n, line in enumerate(_decode(path).splitlines(), start=1):
+    # JSON Lines ends records at "\n" only: U+2028, U+0085 and other Unicode line breaks are
+    # ordinary characters inside a JSON string (str.splitlines would split on them).
+    for n, line in enumerate(_decode(path).split("\n"), start=1):
         if not line.strip():
             continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ItemError(f"{path}, line {n}: not valid JSON ({exc.msg}).") from None
+        record = _loads(line, f"{path}, line {n}")
         if not isinstance(record, dict):
             raise ItemError(
                 f"{path}, line {n}: expected a JSON object, got {type(record).__name__}."
@@ -176,17 +209,16 @@ def _jsonl(path: Path) -> Iterator[Record]:
 
 
 def _json(path: Path) -> Iterator[Record]:
-    try:
-        data = json.loads(_decode(path))
-    except json.JSONDecodeError as exc:
-        raise ItemError(f"{path}, line {exc.lineno}: not valid JSON ({exc.msg}).") from None
+    data = _loads(_decode(path), str(path), whole_file=True)
     if isinstance(data, dict) and isinstance(data.get("items"), list):
         data = data["items"]
     if not isinstance(data, list):
         raise ItemError(f"{path}: expected a JSON list of item objects.")
     for n, record in enumerate(data):
         if not isinstance(record, dict):
-            raise ItemError(f"{path}, item {n}: expected a JSON object.")
+            raise ItemError(
+                f"{path}, item {n}: expected a JSON object, got {type(record).__name__}."
+            )
         yield f"item {n}", record
 
 
@@ -195,42 +227,95 @@ def _csv(path: Path, delimiter: str) -> Iterator[Record]:
     if reader.fieldnames is None:
         raise ItemError(f"{path}, line 1: the file is empty; a header row is needed.")
     last = 1  # the header's line; a record starts on the line after the previous one ended
-    for record in reader:
+    while True:
+        try:
+            record = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:  # a field past the csv module's size limit, a stray NUL ...
+            kind = "TSV" if delimiter == "\t" else "CSV"
+            raise ItemError(
+                f"{path}, line {last + 1}: cannot be read as {kind} ({exc}); a cell may hold "
+                f"at most {csv.field_size_limit():,} characters."
+            ) from None
         line = f"line {last + 1}"
         last = reader.line_num
         if None in record:
             raise ItemError(f"{path}, {line}: the row has more cells than the header.")
-        yield line, {k: _csv_cell(v) for k, v in record.items()}
+        yield line, {k: (None if v == "" else v) for k, v in record.items()}
 
 
-def _csv_cell(value: str | None) -> Any:
-    if value is None or value == "":
-        return None
-    stripped = value.strip()
-    if stripped[:1] in "[{":
-        try:
-            return json.loads(stripped)
-        except json.JSONDecodeError:
-            return value
-    return value
+def _parse_json_cells(record: dict[str, Any], mapping: ColumnMapping, where: str) -> dict[str, Any]:
+    """In a CSV record, the ``options`` and ``meta`` cells may hold JSON (a list of option
+    texts, an object); every other cell is text as written, even one that looks like JSON."""
+    source = mapping.get("options", "options")
+    names = [source, "meta"] if isinstance(source, str) else ["meta"]
+    out = dict(record)
+    for name in names:
+        value = out.get(name)
+        if isinstance(value, str) and value.strip()[:1] in "[{":
+            try:
+                parsed = json.loads(value)
+            except json.JSONDecodeError:
+                continue
+            except (RecursionError, ValueError):
+                raise ItemError(
+                    f"{where}, field {name!r}: the JSON in the cell cannot be read (nested too "
+                    "deeply or a number too long)."
+                ) from None
+            out[name] = parsed
+            _check_record({name: parsed}, where)
+    return out
+
+
+def _check_record(record: Mapping[str, Any], where: str) -> None:
+    """Refuse values nested deeper than :data:`MAX_DEPTH`; linear in the record's size."""
+    stack: list[tuple[Any, int, str]] = [(v, 1, k) for k, v in record.items()]
+    while stack:
+        value, depth, key = stack.pop()
+        if isinstance(value, Mapping | list | tuple):
+            if depth > MAX_DEPTH:
+                raise ItemError(
+                    f"{where}, field {shown(key)}: lists or objects nested more than "
+                    f"{MAX_DEPTH} levels deep."
+                )
+            children = value.values() if isinstance(value, Mapping) else value
+            stack.extend((child, depth + 1, key) for child in children)
 
 
 def _parquet(path: Path) -> Iterator[Record]:
     import pyarrow.parquet as pq
 
     try:
-        table = pq.read_table(path)
-    except Exception as exc:
-        raise ItemError(f"{path}: cannot be read as Parquet ({exc}).") from None
-    for n, record in enumerate(table.to_pylist()):
+        rows = pq.read_table(path).to_pylist()
+    except Exception as exc:  # pyarrow raises many types on a corrupt file
+        raise ItemError(f"{path}: cannot be read as Parquet ({_first_line(exc)}).") from None
+    for n, record in enumerate(rows):
         yield f"row {n}", record
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:300] if text else type(exc).__name__
+
+
+def _json_file(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ItemError(f"{path}: is missing from the datasets folder.") from None
+    except (ValueError, RecursionError) as exc:
+        raise ItemError(f"{path}: not valid JSON ({_first_line(exc)}).") from None
 
 
 def _hf_folder(path: Path, split: str | None) -> Iterator[Record]:
     """A folder written by ``Dataset.save_to_disk`` or ``DatasetDict.save_to_disk``."""
     dict_file = path / "dataset_dict.json"
     if dict_file.exists():
-        splits = json.loads(dict_file.read_text()).get("splits", [])
+        data = _json_file(dict_file)
+        splits = data.get("splits") if isinstance(data, dict) else None
+        if not isinstance(splits, list) or not all(isinstance(s, str) for s in splits):
+            raise ItemError(f"{dict_file}: 'splits' must be a list of split names.")
         if split is not None:
             if split not in splits:
                 raise ItemError(f"{path}: no split {split!r}; it has {', '.join(splits)}.")
@@ -248,12 +333,26 @@ def _hf_folder(path: Path, split: str | None) -> Iterator[Record]:
         )
     import pyarrow as pa
 
-    files = [f["filename"] for f in json.loads(state.read_text()).get("_data_files", [])]
+    data = _json_file(state)
+    entries = data.get("_data_files") if isinstance(data, dict) else None
+    if not isinstance(entries, list) or not all(
+        isinstance(f, dict) and isinstance(f.get("filename"), str) for f in entries
+    ):
+        raise ItemError(f"{state}: '_data_files' must list the folder's Arrow files.")
     n = 0
-    for name in files:
-        with pa.memory_map(str(path / name)) as source:
-            table = pa.ipc.open_stream(source).read_all()
-        for record in table.to_pylist():
+    for entry in entries:
+        name = entry["filename"]
+        file = path / name
+        if Path(name).is_absolute() or ".." in Path(name).parts:
+            raise ItemError(f"{state}: data file {shown(name)} is outside the folder.")
+        try:
+            with pa.memory_map(str(file)) as source:
+                rows = pa.ipc.open_stream(source).read_all().to_pylist()
+        except FileNotFoundError:
+            raise ItemError(f"{file}: the Arrow file named in {state.name} is missing.") from None
+        except Exception as exc:  # pyarrow errors on a corrupt file
+            raise ItemError(f"{file}: cannot be read as Arrow ({_first_line(exc)}).") from None
+        for record in rows:
             yield f"row {n}", record
             n += 1
 
@@ -283,15 +382,15 @@ def _to_item(
             raise ItemFieldError("dataset_type", "is missing (give it per item or as a default)")
         answer = _answer(fields.get("answer"), options, answer_labels)
         scale = fields.get("scale") or ("nominal" if dataset_type == "objective" else "ordinal")
-        item_id = fields.get("item_id")
+        item_id = _scalar_text(fields.get("item_id"), "item_id")
         return Item(
-            item_id=str(item_id) if item_id is not None else default_id,
-            dataset=str(fields.get("dataset") or default_dataset),
-            dataset_type=str(dataset_type),
+            item_id=item_id if item_id is not None else default_id,
+            dataset=_scalar_text(fields.get("dataset"), "dataset") or default_dataset,
+            dataset_type=_word(dataset_type, "dataset_type"),
             question=fields["question"] if isinstance(fields["question"], str) else "",
             options=options,
             answer=answer,
-            scale=str(scale),
+            scale=_word(scale, "scale"),
             meta=meta,
         )
     except ItemFieldError as exc:
@@ -329,21 +428,58 @@ def _apply_mapping(
     return fields, used
 
 
+def _scalar_text(value: Any, name: str) -> str | None:
+    """A text or number cell as text (``None`` and NaN stay missing); anything else refused."""
+    if value is None or (isinstance(value, float) and value != value):
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value.bit_length() > 3000:
+            raise ItemFieldError(name, f"is {shown(value)}, too long for a name")
+        return str(value)
+    if isinstance(value, float):
+        return str(value)
+    raise ItemFieldError(name, f"must be text or a number, got {shown(value)}")
+
+
+def _word(value: Any, name: str) -> str:
+    if not isinstance(value, str):
+        raise ItemFieldError(name, f"must be text, got {shown(value)}")
+    return value
+
+
 def _options(value: Any) -> tuple[tuple[str, ...], tuple[str, ...] | None]:
     """Option texts, and the source's own labels when it gives them (``{"text", "label"}``)."""
     labels = None
     if isinstance(value, Mapping) and "text" in value:
-        labels = tuple(str(v) for v in value.get("label") or ()) or None
+        raw = value.get("label")
+        if raw is not None and (isinstance(raw, str | bytes) or not isinstance(raw, Iterable)):
+            raise ItemFieldError("options", f"'label' must be a list of labels, got {shown(raw)}")
+        labels = tuple(_scalar_text(v, "options") or "" for v in raw or ()) or None
         value = value["text"]
     if isinstance(value, str):
         raise ItemFieldError("options", "must be a list of option texts, got a single string")
-    if not isinstance(value, Iterable):
-        raise ItemFieldError("options", f"must be a list of option texts, got {value!r}")
+    if isinstance(value, Mapping) or not isinstance(value, Iterable):
+        raise ItemFieldError("options", f"must be a list of option texts, got {shown(value)}")
     options = tuple(value)
-    for i, text in enumerate(options):
+    if len(options) > MAX_OPTIONS:
+        raise ItemFieldError(
+            "options",
+            f"has {len(options)} options; at most {MAX_OPTIONS} (labels A-Z) are supported",
+        )
+    texts = []
+    for i, option in enumerate(options):
+        try:
+            text = _scalar_text(option, "options")
+        except ItemFieldError:
+            raise ItemFieldError(
+                "options", f"option {i} must be text or a number, got {shown(option)}"
+            ) from None
         if text is None:
             raise ItemFieldError("options", f"option {i} is empty")
-    return tuple(o if isinstance(o, str) else str(o) for o in options), labels
+        texts.append(text)
+    return tuple(texts), labels
 
 
 def _answer(value: Any, options: Sequence[str], labels: Sequence[str] | None) -> int | None:
@@ -354,13 +490,15 @@ def _answer(value: Any, options: Sequence[str], labels: Sequence[str] | None) ->
     """
     if value is None or (isinstance(value, float) and value != value):
         return None
-    if isinstance(value, bool):
-        raise ItemFieldError("answer", f"must be an option index, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise ItemFieldError("answer", f"must be an option index, got {shown(value)}")
     if isinstance(value, int):
         return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    text = str(value).strip()
+    if isinstance(value, float):
+        if value.is_integer():
+            return int(value)
+        raise ItemFieldError("answer", f"must be an option index, got {shown(value)}")
+    text = value.strip()
     if labels and text in labels:
         return list(labels).index(text)
     as_text = [i for i, option in enumerate(options) if option.strip() == text]
@@ -369,7 +507,7 @@ def _answer(value: Any, options: Sequence[str], labels: Sequence[str] | None) ->
         if as_text and as_text[0] != number:
             raise ItemFieldError(
                 "answer",
-                f"{value!r} is ambiguous: it is index {number} and also the text of "
+                f"{shown(value)} is ambiguous: it is index {number} and also the text of "
                 f"option {as_text[0]}; give the index as a number or map a column of option "
                 "texts",
             )
@@ -379,7 +517,7 @@ def _answer(value: Any, options: Sequence[str], labels: Sequence[str] | None) ->
     if as_text:
         return as_text[0]
     raise ItemFieldError(
-        "answer", f"{value!r} is neither an index, a letter nor the text of an option"
+        "answer", f"{shown(value)} is neither an index, a letter nor the text of an option"
     )
 
 
