@@ -104,16 +104,18 @@ def load_items(
 
 
 def per_dataset(items: Sequence[Item], n: int) -> list[Item]:
-    """At most ``n`` items of every dataset, evenly spaced through it, in the original order.
+    """At most ``n`` items of every dataset and dataset type, evenly spaced through it, in the
+    original order.
 
-    Deterministic (no randomness): the same files give the same subset.  ``n <= 0``
-    keeps everything.
+    Strata are (dataset, dataset_type), so a source holding objective and subjective items
+    contributes ``n`` of each.  Deterministic (no randomness): the same files give the same
+    subset.  ``n <= 0`` keeps everything.
     """
     if n <= 0:
         return list(items)
-    groups: dict[str, list[Item]] = {}
+    groups: dict[tuple[str, str], list[Item]] = {}
     for item in items:
-        groups.setdefault(item.dataset, []).append(item)
+        groups.setdefault((item.dataset, item.dataset_type), []).append(item)
     keep: set[tuple[str, str]] = set()
     for group in groups.values():
         step = max(1.0, len(group) / n)
