@@ -82,10 +82,24 @@ def _numeric(series: pd.Series, column: str, df: pd.DataFrame) -> pd.Series:
     fail(df, column, ~scalar, "is not a number")
     flags = np.array([isinstance(v, bool | np.bool_) for v in values], dtype=bool)
     fail(df, column, flags, "is a boolean, not a number")
-    numeric = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").astype("float64")
+    huge = np.array([isinstance(v, int) and v.bit_length() > 1000 for v in values], dtype=bool)
+    fail(df, column, huge, "is too large for a number")
+    as_float = [float(v) if isinstance(v, int | np.integer) else v for v in values]
+    try:
+        numeric = pd.to_numeric(pd.Series(as_float, dtype=object), errors="coerce")
+    except (OverflowError, ValueError):  # text too long for a number: convert one by one
+        numeric = pd.Series([_to_float(v) for v in as_float], dtype="float64")
+    numeric = numeric.astype("float64")
     numeric.index = series.index
     fail(df, column, (numeric.isna() & series.notna()).to_numpy(), "is not a number")
     return numeric
+
+
+def _to_float(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError, OverflowError):
+        return float("nan")
 
 
 def _coerce_int(series: pd.Series, column: str, df: pd.DataFrame) -> pd.Series:
