@@ -18,7 +18,10 @@ table
 formula
     ``analyses.formula.parse_formula`` on a mutated formula;
 answer
-    ``robustness.answer_parser.parse_answer`` on a hostile raw output and label set.
+    ``robustness.answer_parser.parse_answer`` on a hostile raw output and label set;
+analysis (only when named in ``--targets``: about a second an input)
+    ``analyses.analyze`` and ``robustness.report.write_report`` on a valid long table with
+    hostile names, random answers, validity and shapes.
 
 Outcomes: ``ok`` (a result), ``clean`` (one of the project's errors: ``RobustnessError``, or
 ``FormulaError`` for the formula parser), ``value_error`` (a plain ``ValueError`` raised on
@@ -367,6 +370,59 @@ def mutated_table(rng: np.random.Generator) -> pd.DataFrame:
     return t
 
 
+def analysis_table(rng: np.random.Generator) -> pd.DataFrame:
+    """A valid long table: random sizes, answers and validity, hostile names."""
+    names = [s for s in STRINGS if s.strip() and len(s) < 100]
+    models = [
+        f"m{i}" if rng.random() < 0.7 else str(rng.choice(names))
+        for i in range(int(rng.integers(1, 4)))
+    ]
+    models = list(dict.fromkeys(models))
+    cats = [
+        "original",
+        *rng.choice(["framing", "option_order", "spelling_noise"], size=2, replace=False),
+    ]
+    if rng.random() < 0.1:
+        cats = cats[1:]
+    rows = []
+    for d, kind in (("quiz", "objective"), (str(rng.choice(names)) + "s", "subjective")):
+        if rng.random() < 0.2:
+            continue
+        for i in range(int(rng.integers(1, 6))):
+            item = f"{d}{i}" if rng.random() < 0.8 else str(rng.choice(names)) + str(i)
+            for m in models:
+                for c in cats:
+                    for v in range(1 if c == "original" else int(rng.integers(1, 4))):
+                        valid = bool(rng.random() < 0.85)
+                        answer = int(rng.integers(0, 4)) if valid else None
+                        gold = 1 if kind == "objective" else None
+                        rows.append(
+                            {
+                                "study": "s",
+                                "model": m,
+                                "dataset": d,
+                                "dataset_type": kind,
+                                "item_id": item,
+                                "category": c,
+                                "variant_id": f"{c}/{v}",
+                                "answer": answer,
+                                "valid": valid,
+                                "gold": gold,
+                                "correct": None
+                                if gold is None or answer is None
+                                else answer == gold,
+                                "n_options": 4,
+                                "scale": "nominal" if kind == "objective" else "ordinal",
+                                "raw_output": str(rng.choice(names)),
+                                "invalid_reason": None if valid else "no_label",
+                            }
+                        )
+    frame = pd.DataFrame(rows)
+    if len(frame) and rng.random() < 0.3:
+        frame = frame.drop(columns=[str(rng.choice(["gold", "correct", "scale", "n_options"]))])
+    return frame
+
+
 def formula_text(rng: np.random.Generator) -> str:
     names = ["model", "dataset_type", "category", "dataset", "x1", "x2"]
     kind = int(rng.integers(0, 5))
@@ -450,7 +506,21 @@ def make_cases(folder: Path) -> dict[str, Callable[[np.random.Generator], Callab
         raw, labels, options = answer_input(rng)
         return lambda: parse_answer(raw, labels, options)
 
+    def analysis(rng: np.random.Generator) -> Callable[[], Any]:
+        from analyses.pipeline import analyze
+        from robustness.report import write_report
+
+        frame = analysis_table(rng)
+        out = folder / "analysis"
+
+        def run() -> Any:
+            result = analyze(frame, out, n_boot=50, quiet=True)
+            return write_report(frame, result, out, {})
+
+        return run
+
     return {
+        "analysis": analysis,
         "items_jsonl": items("jsonl"),
         "items_json": items("json"),
         "items_csv": items("csv"),
@@ -496,7 +566,8 @@ def main() -> None:
     signal.signal(signal.SIGALRM, _alarm)
     with tempfile.TemporaryDirectory() as tmp:
         cases = make_cases(Path(tmp))
-        names = list(cases) if args.targets == "all" else args.targets.split(",")
+        everyday = [n for n in cases if n != "analysis"]
+        names = everyday if args.targets == "all" else args.targets.split(",")
         counts: dict[str, Counter[str]] = {name: Counter() for name in names}
         examples: dict[str, list[str]] = defaultdict(list)
         slowest: dict[str, float] = dict.fromkeys(names, 0.0)

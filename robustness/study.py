@@ -57,6 +57,7 @@ from typing import Any
 from robustness.errors import StudyError
 from robustness.items import DATASET_TYPES, Item
 from robustness.loaders import ITEM_FIELDS, demo_items, load_items
+from robustness.perturb import MAX_VARIANTS as PERTURB_MAX_VARIANTS
 from robustness.perturb import resolve_families
 from robustness.study_checks import MAX_INT, as_table, as_text, as_whole, check_parameter
 from robustness.text_safety import shown
@@ -67,7 +68,7 @@ DTYPES = ("float32", "bfloat16", "float16", "auto")
 CHAT = ("auto", "always", "never")
 #: Most variants per family and item: more is never a robustness study, and every variant
 #: costs model time (a family stops early when it runs out of distinct variants anyway).
-MAX_VARIANTS = 1000
+MAX_VARIANTS = PERTURB_MAX_VARIANTS
 #: Most few-shot exemplars per prompt.
 MAX_SHOTS = 64
 
@@ -111,6 +112,7 @@ class ModelConfig:
 
 def model(model: str = "embedded", **kwargs: Any) -> ModelConfig:
     """A model for :func:`robustness.run`: ``rb.model("embedded", mode="choice")``."""
+    as_text(model, "model", what="path or id")
     kwargs.setdefault("name", "smollm2-135m" if model == "embedded" else Path(model).name)
     return ModelConfig(model=model, **kwargs)
 
