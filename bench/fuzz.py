@@ -200,7 +200,7 @@ def mutated_records(rng: np.random.Generator) -> list[dict[str, Any]]:
     return records
 
 
-def text(value: Any) -> str:
+def as_text(value: Any) -> str:
     """``str(value)``, also for integers past Python's 4,300-digit limit and deep nesting."""
     if isinstance(value, int) and value.bit_length() > 10_000:
         return "9" * 5000
@@ -236,7 +236,7 @@ def write_items(rng: np.random.Generator, folder: Path, kind: str) -> Path:
             cells = []
             for h in header:
                 v = r.get(h)
-                cell = dumps(v) if isinstance(v, list | dict) else ("" if v is None else text(v))
+                cell = dumps(v) if isinstance(v, list | dict) else ("" if v is None else as_text(v))
                 cells.append('"' + cell[:300_000].replace('"', '""') + '"')
             lines.append(",".join(cells))
         text = "\n".join(lines)
@@ -249,7 +249,9 @@ def write_items(rng: np.random.Generator, folder: Path, kind: str) -> Path:
             frame = pd.DataFrame([{k: r.get(k) for k in FIELDS[:7]} for r in records])
             frame.to_parquet(path)
         except Exception:  # a value pyarrow cannot store: write strings instead
-            frame = pd.DataFrame([{k: text(r.get(k))[:1000] for k in FIELDS[:7]} for r in records])
+            frame = pd.DataFrame(
+                [{k: as_text(r.get(k))[:1000] for k in FIELDS[:7]} for r in records]
+            )
             frame.to_parquet(path)
         if rng.random() < 0.3:
             data = bytearray(path.read_bytes())
@@ -279,7 +281,7 @@ def toml_value(value: Any, depth: int = 0) -> str:
             f"{json.dumps(str(k))} = {toml_value(v, depth + 1)}" for k, v in value.items()
         )
         return "{" + inner + "}"
-    return json.dumps(text(value)[:2000])
+    return json.dumps(as_text(value)[:2000])
 
 
 STUDY_KEYS = {

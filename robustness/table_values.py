@@ -181,12 +181,32 @@ def _coerce_str(series: pd.Series, column: str, df: pd.DataFrame) -> pd.Series:
     values = series.astype(object)
     present = series.notna().to_numpy()
     if pd.api.types.infer_dtype(values[present], skipna=True) in ("string", "empty"):
-        return values.where(present, None)
+        out = values.where(present, None)
+        _check_utf8(out, column, df)
+        return out
     raw = values.to_numpy(dtype=object)
     scalar = np.array([_is_scalar(v) or _missing(v) for v in raw], dtype=bool)
     fail(df, column, ~scalar, "is not text")
     out = [None if _missing(v) else v if isinstance(v, str) else shown(v, 10**6) for v in raw]
-    return pd.Series(out, index=series.index, name=column, dtype=object)
+    result = pd.Series(out, index=series.index, name=column, dtype=object)
+    _check_utf8(result, column, df)
+    return result
+
+
+def _check_utf8(values: pd.Series, column: str, df: pd.DataFrame) -> None:
+    """Text must be storable as UTF-8: a lone surrogate (from a bad escape) is named."""
+    if values.dtype != object:
+        return  # pandas' own string dtypes cannot hold one
+    raw = values.to_numpy(dtype=object)
+    bad = np.zeros(len(raw), dtype=bool)
+    for pos, v in enumerate(raw):
+        if isinstance(v, str) and not v.isascii():
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError:
+                bad[pos] = True
+                break
+    fail(df, column, bad, "holds a lone surrogate, which is not a character")
 
 
 COERCE = {

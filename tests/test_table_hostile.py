@@ -52,6 +52,8 @@ def deep(n: int) -> list:
         ("option_probs", [deep(3000)] * 4, r"is not a list of probabilities"),
         ("confidence", [np.inf, 0.5, 0.5, 0.5], r"column 'confidence', .* inf is not a finite"),
         ("latency_ms", ["fast", 1.0, 1.0, 1.0], r"'fast' is not a number"),
+        ("raw_output", ["B", "\ud800", "B", "B"], r"row 1 .*'\\ud800' holds a lone surrogate"),
+        ("shots", [10**400, 0, 0, 0], r"a number of 401 digits is too large for a number"),
     ],
 )
 def test_malformed_cells_give_one_plain_sentence(column, values, message):
