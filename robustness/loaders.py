@@ -67,6 +67,10 @@ def load_items(
     >>> {i.dataset_type for i in items} == {"objective", "subjective"}
     True
     """
+    _check_mapping(mapping)
+    for name, value in (("dataset", dataset), ("dataset_type", dataset_type), ("split", split)):
+        if value is not None and not isinstance(value, str):
+            raise ItemError(f"load_items: {name} must be text, got {shown(value)}.")
     items: list[Item] = []
     seen: dict[tuple[str, str], str] = {}
     types: dict[str, tuple[str, str]] = {}  # dataset -> (dataset_type, where first seen)
@@ -101,6 +105,29 @@ def load_items(
                 )
             items.append(item)
     return items
+
+
+def _check_mapping(mapping: Any) -> None:
+    if mapping is None:
+        return
+    if not isinstance(mapping, Mapping):
+        raise ItemError(
+            f"load_items: mapping must be a dict of field -> column, got {shown(mapping)}."
+        )
+    for field, column in mapping.items():
+        if field not in ITEM_FIELDS:
+            raise ItemError(
+                f"load_items: mapping names the unknown field {shown(field)}; map "
+                f"{', '.join(ITEM_FIELDS)}."
+            )
+        several = field == "options" and isinstance(column, list | tuple)
+        if not isinstance(column, str) and not (
+            several and all(isinstance(c, str) for c in column)
+        ):
+            raise ItemError(
+                f"load_items: mapping {field!r} must name a column (options: a list of "
+                f"columns), got {shown(column)}."
+            )
 
 
 def per_dataset(items: Sequence[Item], n: int) -> list[Item]:

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from perturbations.base import FAMILY_ORDER, Family, make_family, rng_for
+from robustness.errors import StudyError
 from robustness.items import Item
 from robustness.prompts import PromptSpec, default_spec
 from robustness.variants import ORIGINAL, Variant
@@ -69,7 +70,7 @@ def perturb(
     ['original', 'option_order', 'option_order', 'option_order', 'framing', 'framing', 'framing']
     """
     if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= MAX_VARIANTS:
-        raise ValueError(f"n must be a whole number from 0 to {MAX_VARIANTS:,}, got {n!r}")
+        raise StudyError(f"n must be a whole number from 0 to {MAX_VARIANTS:,}, got {n!r}.")
     names = resolve_families(families)
     options = options or {}
     unused = sorted(set(options) - set(names))

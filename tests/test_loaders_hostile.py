@@ -122,3 +122,19 @@ def test_unreadable_item_file(tmp_path):
 def test_item_constructor_refuses_too_many_options():
     with pytest.raises(ValueError, match="at most 26"):
         rb.Item("q", "d", "subjective", "Q?", tuple(f"o{i}" for i in range(27)))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"mapping": ["question"]}, r"mapping must be a dict"),
+        ({"mapping": {"quest": "q"}}, r"unknown field 'quest'"),
+        ({"mapping": {"question": 3}}, r"mapping 'question' must name a column"),
+        ({"mapping": {"options": ["A", 2]}}, r"mapping 'options' must name a column"),
+        ({"dataset_type": 1}, r"dataset_type must be text, got 1"),
+    ],
+)
+def test_bad_load_items_arguments(tmp_path, kwargs, message):
+    path = write(tmp_path / "a.jsonl", line())
+    with pytest.raises(ItemError, match=message):
+        rb.load_items(path, **kwargs)

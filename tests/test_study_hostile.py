@@ -161,7 +161,7 @@ def test_an_item_in_two_sources_is_refused(tmp_path):
 def test_the_python_api_bounds_n_variants_too():
     import robustness as rb
 
-    with pytest.raises(ValueError, match="from 0 to 1,000, got 1000000"):
+    with pytest.raises(StudyError, match="from 0 to 1,000, got 1000000"):
         rb.perturb(rb.demo_items()[:1], "framing", n=1_000_000)
     with pytest.raises(StudyError, match="model path or id must be text, got 5"):
         rb.model(5)
