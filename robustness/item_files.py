@@ -29,6 +29,22 @@ MAX_DEPTH = 32
 
 
 def records(path: Path, split: str | None) -> Iterator[Record]:
+    """Every record of the item file or ``datasets`` folder ``path``, in file order.
+
+    Parameters
+    ----------
+    path
+        A ``.jsonl``/``.ndjson``, ``.json``, ``.csv``/``.tsv``, ``.parquet``/``.pq`` file or a
+        folder written by ``save_to_disk``.
+    split
+        For a saved ``DatasetDict``: the split to read (None: every split).
+
+    Returns
+    -------
+    Iterator of (location, record)
+        Location as a message names it (``"line 7"``, ``"row 3"``); the record as read, CSV
+        cells as text (see :func:`parse_json_cells`).
+    """
     try:
         yield from _records_of(path, split)
     except OSError as exc:
