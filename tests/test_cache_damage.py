@@ -67,3 +67,36 @@ def test_garbage_in_the_last_page_is_refused_at_open(tmp_path):
 def test_a_folder_is_not_a_cache(tmp_path):
     with pytest.raises(CacheError, match="is a folder"):
         Cache(tmp_path)
+
+
+def test_a_study_recomputes_and_reports_an_unreadable_entry(tmp_path):
+    import io
+
+    from rich.console import Console
+
+    import robustness as rb
+    from robustness.commands.run import summarise
+    from robustness.table import read_table
+
+    study = tmp_path / "s.toml"
+    study.write_text(
+        '[study]\nfamilies = ["framing"]\nn_variants = 1\n[output]\ntable = "t.parquet"\n'
+        '[[models]]\nname = "fake"\n'
+    )
+    config = rb.load_study(study)
+    first, _ = rb.run_study(config, limit=2, runners={"fake": FakeRunner()})
+    conn = sqlite3.connect(config.cache_path)
+    conn.execute("UPDATE results SET value = 'garbage' WHERE rowid = 1")
+    conn.commit()
+    conn.close()
+    again, meta = rb.run_study(config, limit=2, runners={"fake": FakeRunner()})
+    assert meta["models"]["fake"]["cache"]["unreadable"] == 1
+    assert meta["models"]["fake"]["cache"]["model_calls"] == 1
+    assert (
+        again["answer"].tolist()
+        == first["answer"].tolist()
+        == read_table(config.table_path)["answer"].tolist()
+    )
+    out = io.StringIO()
+    summarise(Console(file=out, width=200), again, meta, config.table_path, 1.0)
+    assert "1 unreadable cache entries recomputed" in out.getvalue()
