@@ -455,9 +455,9 @@ def answer_input(rng: np.random.Generator) -> tuple[Any, list[Any], list[Any]]:
         raw: Any = hostile(rng)
     elif kind == 1:
         sep = str(rng.choice(["\n", " ", "\n\n", "(", "**"]))
-        raw = sep.join(
-            str(rng.choice([*labels, "x", "Answer:"])) for _ in range(int(rng.integers(1, 4000)))
-        )
+        words = [*map(as_text, labels), "x", "Answer:"]
+        count = int(rng.integers(1, 4000))
+        raw = sep.join(words[int(k)] for k in rng.integers(0, len(words), size=count))
     else:
         raw = mutate_text(f"The answer is {labels[1]}) {options[1]}.", rng, int(rng.integers(1, 8)))
     return raw, labels, options

@@ -102,3 +102,15 @@ def test_validate_warns_without_original_rows_and_prints_plain_values(tmp_path):
     bad.to_csv(tmp_path / "neg.csv", index=False)
     result = CliRunner().invoke(app, ["validate", str(tmp_path / "neg.csv")])
     assert "-7 is negative" in str(result.exception) and "np." not in str(result.exception)
+
+
+def test_hostile_model_names_reach_the_terminal_stripped(tmp_path, fake_models):
+    path = tmp_path / "s.toml"
+    path.write_text(
+        '[study]\nfamilies = ["framing"]\nn_variants = 1\n[output]\ntable = "t.parquet"\n'
+        '[[models]]\nname = "bad\\u001b[2J\\u001b]0;owned\\u0007 model"\n'
+    )
+    result = CliRunner().invoke(app, ["run", str(path), "--limit", "1"])
+    assert result.exit_code == 1
+    assert "\x1b" not in result.output and "\x07" not in result.output
+    assert "model 'bad model' answered none" in result.output
