@@ -92,8 +92,7 @@ class ModelConfig:
         name = as_text(self.name, "model name")
         if not name.strip():
             raise StudyError("a model name must not be empty.")
-        where = f"model {shown(name)}:"
-        where = where.rstrip(":")
+        where = f"model {shown(name)}"
         for key, allowed in (("backend", BACKENDS), ("mode", MODES), ("dtype", DTYPES)):
             as_text(getattr(self, key), where, allowed, key)
         for key in ("model", "device"):
@@ -344,10 +343,14 @@ def study_from_dict(
 
 
 def _item_sources(paths: Any, tables: Any, source: str) -> tuple[ItemSource, ...]:
-    """``[study] items`` (a path or a list of paths) and ``[[items]]`` tables, in that order."""
+    """``[study] items`` (a path or a list of paths) and ``[[items]]`` tables, in that order.
+
+    ``[study] items`` may also hold tables, as :meth:`StudyConfig.to_dict` writes them, so a
+    stored configuration reads back.
+    """
     if isinstance(paths, str):
         paths = [paths]
-    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+    if not isinstance(paths, list) or not all(isinstance(p, str | Mapping) for p in paths):
         raise StudyError(
             f"{source}: [study] items must be a path or a list of paths, got {shown(paths)}."
         )
@@ -355,11 +358,16 @@ def _item_sources(paths: Any, tables: Any, source: str) -> tuple[ItemSource, ...
         tables = [tables]
     if not isinstance(tables, list):
         raise StudyError(f"{source}: [[items]] must be tables, got {shown(tables)}.")
-    out = [ItemSource(p) for p in paths]
-    for i, raw in enumerate(tables):
-        where = f"{source}: [[items]] #{i + 1}"
+    out = []
+    labels = [f"[study] items #{i + 1}" for i in range(len(paths))]
+    labels += [f"[[items]] #{i + 1}" for i in range(len(tables))]
+    for label, raw in zip(labels, [*paths, *tables], strict=True):
+        if isinstance(raw, str):
+            out.append(ItemSource(raw))
+            continue
+        where = f"{source}: {label}"
         entry = as_table(raw, where)
-        _check_keys(f"[[items]] #{i + 1}", entry, _SOURCE_KEYS, source)
+        _check_keys(label, entry, _SOURCE_KEYS, source)
         if "path" not in entry:
             raise StudyError(f"{where} needs a path.")
         path = as_text(entry["path"], f"{where} path")

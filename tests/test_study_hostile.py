@@ -118,6 +118,8 @@ def test_items_tables_take_a_column_mapping(tmp_path):
     # the mapped source round-trips through the stored configuration
     again = study_from_dict({"study": {}, "items": cfg.to_dict()["items"][1:]}, base_dir=tmp_path)
     assert len(load_study_items(again)) == 2
+    stored = study_from_dict({"study": {"items": cfg.to_dict()["items"]}}, base_dir=tmp_path)
+    assert stored.sources == cfg.sources
 
 
 def test_items_per_dataset_stratifies_by_dataset_type(tmp_path):
