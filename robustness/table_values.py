@@ -131,6 +131,10 @@ def _parse_probs(value: Any) -> Any:
             if not (text.startswith("[") and text.endswith("]")):
                 raise
             value = text[1:-1].replace(",", " ").split()
+    if isinstance(value, np.ndarray) and value.ndim == 1 and value.dtype.kind in "fiu":
+        return value.astype(float).tolist()  # as Parquet gives it back
+    if isinstance(value, list) and all(type(v) is float for v in value):
+        return value
     if isinstance(value, str | bytes | Mapping) or not hasattr(value, "__iter__"):
         raise TypeError("not a list")
     out = []
@@ -156,7 +160,11 @@ def _coerce_probs(series: pd.Series, column: str, df: pd.DataFrame) -> pd.Series
 
 def _coerce_json(series: pd.Series, column: str, df: pd.DataFrame) -> pd.Series:
     out: list[Any] = []
+    checked: set[str] = set()  # texts already parsed: parameters repeat across rows
     for pos, value in enumerate(series.to_numpy(dtype=object)):
+        if isinstance(value, str) and value in checked:
+            out.append(value)
+            continue
         if _missing(value):
             out.append(None)
             continue
@@ -167,6 +175,7 @@ def _coerce_json(series: pd.Series, column: str, df: pd.DataFrame) -> pd.Series:
                 text = value
                 if not isinstance(json.loads(value), dict):
                     raise TypeError("not an object")
+                checked.add(value)
             else:
                 raise TypeError("not text")
         except (ValueError, TypeError, RecursionError):
@@ -197,6 +206,12 @@ def _check_utf8(values: pd.Series, column: str, df: pd.DataFrame) -> None:
     """Text must be storable as UTF-8: a lone surrogate (from a bad escape) is named."""
     if values.dtype != object:
         return  # pandas' own string dtypes cannot hold one
+    texts = values.dropna().tolist()
+    try:
+        "".join(texts).encode("utf-8")  # one pass in C for the common, clean case
+        return
+    except UnicodeEncodeError:
+        pass
     raw = values.to_numpy(dtype=object)
     bad = np.zeros(len(raw), dtype=bool)
     for pos, v in enumerate(raw):
