@@ -125,11 +125,11 @@ class Cache:
             ).fetchone()
             conn.execute("COMMIT")
             for table, columns in _COLUMNS.items():
-                found = tuple(r[1] for r in conn.execute(f"PRAGMA table_info({table})"))
-                if found != columns:
+                names = tuple(r[1] for r in conn.execute(f"PRAGMA table_info({table})"))
+                if names != columns:
                     raise CacheError(
                         f"cache {self.path} is not a cache of this toolkit (its table {table!r} "
-                        f"has columns {', '.join(found)}); use a new cache file."
+                        f"has columns {', '.join(names)}); use a new cache file."
                     )
             check = conn.execute("PRAGMA quick_check").fetchone()
             if check is None or check[0] != "ok":

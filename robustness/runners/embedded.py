@@ -370,6 +370,8 @@ def ensure_converted(root: Path | None = None) -> EmbeddedModel:
             _announce(destination, "converted once into")
     for duplicate in _copies(models_dir, stamp, destination):
         _remove(duplicate)
+    if marker is None:  # unreachable: _matches(marker, stamp) held, or the branch above raised
+        raise ModelError(f"the embedded model folder {destination} has no marker.")
     return EmbeddedModel(
         path=destination,
         gguf_path=source,
