@@ -213,6 +213,15 @@ def as_text(value: Any) -> str:
         return "[" * 3000 + "]" * 3000
 
 
+def shallow(value: Any, limit: int = 20) -> Any:
+    """``value``, or its JSON text when it nests deeper than ``limit`` levels."""
+    depth, inner = 0, value
+    while isinstance(inner, list | dict) and inner and depth <= limit:
+        inner = inner[0] if isinstance(inner, list) else next(iter(inner.values()))
+        depth += 1
+    return dumps(value) if depth > limit else value
+
+
 def dumps(value: Any) -> str:
     try:
         return json.dumps(value, ensure_ascii=False)
@@ -248,8 +257,9 @@ def write_items(rng: np.random.Generator, folder: Path, kind: str) -> Path:
         path = folder / "items.csv"
     else:
         path = folder / "items.parquet"
-        try:
-            frame = pd.DataFrame([{k: r.get(k) for k in FIELDS[:7]} for r in records])
+        try:  # pyarrow itself aborts (bad_alloc) writing lists nested thousands deep
+            cells = [{k: shallow(r.get(k)) for k in FIELDS[:7]} for r in records]
+            frame = pd.DataFrame(cells)
             frame.to_parquet(path)
         except Exception:  # a value pyarrow cannot store: write strings instead
             frame = pd.DataFrame(
@@ -588,6 +598,8 @@ def main() -> None:
                 examples["skipped"].append(f"{name}: {type(exc).__name__}: {exc}"[:200])
                 continue
             kind, detail, seconds = outcome(call, SLOW_SECONDS_FOR.get(name, SLOW_SECONDS))
+            if (i + 1) % 1000 == 0:
+                print(f"... {i + 1} inputs", file=sys.stderr, flush=True)
             counts[name][kind] += 1
             slowest[name] = max(slowest[name], seconds)
             if detail and kind in ("traceback", "value_error"):

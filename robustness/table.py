@@ -211,6 +211,7 @@ def validate(
         fail(t, "confidence", ((c < 0) | (c > 1 + 1e-6)).to_numpy(), "is not a probability")
     if "option_probs" in t.columns:
         _check_probs(t)
+    _check_nesting(t)
 
     keys = [c for c in KEY_COLUMNS if c in t.columns]
     dup = t.duplicated(subset=keys, keep=False).to_numpy() if keys else np.zeros(len(t), bool)
@@ -231,6 +232,35 @@ def _check_values(t: pd.DataFrame, column: str, allowed: frozenset[str]) -> None
     if column in t.columns:
         bad = t[column].notna() & ~t[column].isin(allowed)
         fail(t, column, bad.to_numpy(), f"is not one of {sorted(allowed)}")
+
+
+#: Deepest nesting of lists and objects accepted in a column the schema does not know
+#: (deeper values exhaust Python's recursion and abort pyarrow's writer).
+MAX_DEPTH = 32
+
+
+def _check_nesting(t: pd.DataFrame) -> None:
+    """Cells of unknown columns nested deeper than :data:`MAX_DEPTH` are named."""
+    for column in t.columns:
+        if column in COLUMNS or t[column].dtype != object:
+            continue
+        for pos, value in enumerate(t[column].to_numpy(dtype=object)):
+            if not isinstance(value, list | tuple | dict | np.ndarray):
+                continue
+            stack = [(value, 1)]
+            while stack:
+                inner, depth = stack.pop()
+                if depth > MAX_DEPTH:
+                    raise TableError(
+                        f"column {column!r}, {where(t, pos)}: lists or objects nested more "
+                        f"than {MAX_DEPTH} levels deep."
+                    )
+                children = inner.values() if isinstance(inner, dict) else inner
+                stack.extend(
+                    (c, depth + 1)
+                    for c in children
+                    if isinstance(c, list | tuple | dict | np.ndarray)
+                )
 
 
 def _check_probs(t: pd.DataFrame) -> None:

@@ -67,6 +67,17 @@ def test_malformed_cells_give_one_plain_sentence(column, values, message):
     assert "\n" not in text and "np." not in text and "dtype" not in text and len(text) < 400
 
 
+def test_a_deeply_nested_extra_column_is_named_before_pyarrow_sees_it(tmp_path):
+    t = table()
+    t["extra"] = pd.Series([deep(3000), [1], None, "x"], dtype=object)
+    with pytest.raises(TableError, match=r"column 'extra', row 0 .*nested more than 32"):
+        validate(t)
+    with pytest.raises(TableError, match="nested more than 32"):
+        write_parquet(t, tmp_path / "t.parquet", {})  # pyarrow would abort the process
+    t["extra"] = pd.Series([deep(30), [1], None, "x"], dtype=object)
+    assert len(validate(t)) == 4
+
+
 def test_duplicated_and_non_text_column_names():
     t = table()
     twice = pd.concat([t, t[["model"]]], axis=1)
