@@ -18,16 +18,17 @@ __all__ = ["MAX_INT", "PARAMETER_RANGES", "as_table", "as_text", "as_whole", "ch
 
 #: Seeds, counts and sizes are stored as 64-bit integers.
 MAX_INT = 2**63 - 1
-#: Bounds of the numeric family parameters (inclusive); other numbers must be >= 0.
-PARAMETER_RANGES: dict[str, tuple[float, float]] = {
-    "rate": (0.0, 1.0),
-    "synonym_share": (0.0, 1.0),
-    "dominance": (0.0, 1.0),
-    "threshold": (-1.0, 1.0),
-    "max_substitutions": (1, 1000),
-    "min_count": (0, 10**6),
-    "min_length": (0, 1000),
-    "oversample": (1, 100),
+#: Bounds of the numeric family parameters, as the families check them; "(" marks an open
+#: lower bound (``rate = 0`` makes no variant). Other numbers must be >= 0.
+PARAMETER_RANGES: dict[str, tuple[str, float, float]] = {
+    "rate": ("(", 0.0, 1.0),
+    "dominance": ("(", 0.0, 1.0),
+    "synonym_share": ("[", 0.0, 1.0),
+    "threshold": ("[", -1.0, 1.0),
+    "max_substitutions": ("[", 1, 1000),
+    "min_count": ("[", 1, 10**6),
+    "min_length": ("[", 0, 1000),
+    "oversample": ("[", 1, 100),
 }
 
 
@@ -71,9 +72,15 @@ def check_parameter(where: str, key: str, value: Any, default: Any) -> None:
             raise StudyError(f"{where} must be a number, got {shown(value)}.")
         if isinstance(default, int) and not (isinstance(value, int) or value.is_integer()):
             raise StudyError(f"{where} must be a whole number, got {shown(value)}.")
-        low, high = PARAMETER_RANGES.get(key, (0, MAX_INT))
-        if not (isinstance(value, int) or math.isfinite(value)) or not low <= value <= high:
-            raise StudyError(f"{where} must be between {low} and {high:,}, got {shown(value)}.")
+        side, low, high = PARAMETER_RANGES.get(key, ("[", 0, MAX_INT))
+        inside = low < value <= high if side == "(" else low <= value <= high
+        if not (isinstance(value, int) or math.isfinite(value)) or not inside:
+            bound = (
+                f"above {low} and at most {high:,}"
+                if side == "("
+                else (f"between {low} and {high:,}")
+            )
+            raise StudyError(f"{where} must be {bound}, got {shown(value)}.")
         return
     if isinstance(default, str) and not isinstance(value, str):
         raise StudyError(f"{where} must be text, got {shown(value)}.")
