@@ -29,6 +29,10 @@ from dataclasses import dataclass
 __all__ = ["Formula", "FormulaError", "parse_formula"]
 
 _TOKEN = re.compile(r"\s*(?:([A-Za-z_.][A-Za-z0-9_.]*)|(\d+)|(.))")
+#: Bounds that keep parsing and model fitting cheap: characters, parenthesis depth, terms.
+MAX_FORMULA_CHARS = 2000
+MAX_DEPTH = 50
+MAX_TERMS = 256
 
 
 class FormulaError(ValueError):
@@ -68,11 +72,17 @@ class _Parser:
                 self.tokens.append(("op", m.group(3), start))
             pos = m.end()
         self.i = 0
+        self.depth = 0
         self.order: list[str] = []
+
+    def check_size(self, n: int) -> None:
+        if n > MAX_TERMS:
+            raise self.fail(f"the formula expands to more than {MAX_TERMS} terms")
 
     def fail(self, what: str) -> FormulaError:
         where = self.tokens[self.i][2] if self.i < len(self.tokens) else len(self.text)
-        return FormulaError(f"formula {self.text!r}: {what} at character {where + 1}.")
+        text = self.text if len(self.text) <= 120 else self.text[:100] + "..."
+        return FormulaError(f"formula {text!r}: {what} at character {where + 1}.")
 
     def peek(self) -> tuple[str, str, int] | None:
         return self.tokens[self.i] if self.i < len(self.tokens) else None
@@ -92,6 +102,7 @@ class _Parser:
             part = self.prod()
             if sign > 0:
                 terms.extend(t for t in part if t not in terms)
+                self.check_size(len(terms))
             else:
                 if frozenset() in part:
                     raise self.fail("removing the intercept is not supported")
@@ -107,6 +118,7 @@ class _Parser:
         left = self.inter()
         while self.take("*"):
             right = self.inter()
+            self.check_size(len(left) + len(right) + len(left) * len(right))
             both = [a | b for a in left for b in right]
             merged = list(left)
             for t in (*right, *both):
@@ -119,6 +131,7 @@ class _Parser:
         left = self.atom()
         while self.take(":"):
             right = self.atom()
+            self.check_size(len(left) * len(right))
             out: list[frozenset[str]] = []
             for a in left:
                 for b in right:
@@ -145,7 +158,11 @@ class _Parser:
                 raise self.fail("removing the intercept is not supported")
             raise self.fail(f"the number {value} is not a term")
         if self.take("("):
+            self.depth += 1
+            if self.depth > MAX_DEPTH:
+                raise self.fail(f"parentheses nest more than {MAX_DEPTH} deep")
             inner = self.sum_()
+            self.depth -= 1
             if not self.take(")"):
                 raise self.fail("a closing parenthesis is missing")
             return inner
@@ -174,7 +191,12 @@ def parse_formula(text: str) -> Formula:
     ['b', 'a:b']
     """
     if not isinstance(text, str) or "~" not in text:
-        raise FormulaError(f"formula {text!r} must read 'response ~ terms'.")
+        raise FormulaError(f"formula {text!r:.200} must read 'response ~ terms'.")
+    if len(text) > MAX_FORMULA_CHARS:
+        raise FormulaError(
+            f"formula {text[:60]!r}... is {len(text):,} characters long; at most "
+            f"{MAX_FORMULA_CHARS:,} are accepted."
+        )
     lhs, rhs = text.split("~", 1)
     response = lhs.strip()
     if not re.fullmatch(r"[A-Za-z_.][A-Za-z0-9_.]*", response):

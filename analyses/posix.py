@@ -92,6 +92,16 @@ def _text(out: Any) -> str:
     return out if isinstance(out, str) else str(getattr(out, "text", out))
 
 
+def _as_prompt(runner: Any, prompt: Any) -> Any:
+    """``prompt`` as ``runner`` should get it: text as one user message when it chats."""
+    chats = bool(getattr(runner, "has_chat_template", False)) and (
+        getattr(runner, "chat", "auto") != "never"
+    )
+    if chats and isinstance(prompt, str):
+        return [{"role": "user", "content": prompt}]
+    return prompt
+
+
 def posix_from_runner(
     runner: LoglikelihoodRunner,
     prompts: Sequence[Any],
@@ -109,8 +119,9 @@ def posix_from_runner(
         ``responses`` is None it must also have ``generate(prompts,
         max_new_tokens)`` returning strings or objects with ``.text``.
     prompts
-        The prompt variants of one item, as the runner takes them (text, or chat
-        messages).
+        The prompt variants of one item: text or chat messages. Text goes to a runner with
+        a chat template (``has_chat_template``, ``chat`` not ``"never"``) as one user
+        message, exactly as :func:`robustness.run` asks it; otherwise as it is.
     responses
         y_j for each prompt, or None to generate them (greedy, through the runner).
     original
@@ -137,7 +148,12 @@ def posix_from_runner(
     >>> posix_from_runner(Toy(), ["Q1", "Q2"], ["aa1", "b2"]).psi
     1.0
     """
-    plist = list(prompts)  # text or chat messages: passed to the runner as they are
+    # Text and chat prompts are rendered alike: a runner whose model has a chat template (and
+    # whose chat setting is not "never") gets plain text as one user message, as rb.run asks it.
+    # Sent raw, an instruct model ends most text prompts at once, with an empty response.
+    plist = [_as_prompt(runner, p) for p in prompts]
+    if original is not None:
+        original = _as_prompt(runner, original)
     original_index = None
     if original is not None:
         if original in plist:
@@ -151,12 +167,19 @@ def posix_from_runner(
     if responses is None:
         generated = runner.generate(plist, max_new_tokens)  # type: ignore[attr-defined]
         rlist = [_text(g) for g in generated]
+        empty = [j for j, r in enumerate(rlist) if not r.strip()]
+        if empty:
+            raise ValueError(
+                f"the model gave an empty response to prompt {empty[0]} ({len(empty)} of {n} "
+                "prompts); POSIX divides by the response length, so pass responses or prompts "
+                "the model answers."
+            )
     else:
         rlist = [str(r) for r in responses]
     if len(rlist) != n:
         hint = (
             " (the original prompt was added first; give its response first)"
-            if original_index == 0 and original not in prompts
+            if original_index == 0 and len(plist) == len(prompts) + 1
             else ""
         )
         raise ValueError(f"{len(rlist)} responses for {n} prompts{hint}.")

@@ -19,6 +19,14 @@ Durability and concurrency
 - One connection per thread (and per process, after a fork), with a busy timeout (the
   ``timeout`` argument, which sqlite3 installs as the busy handler), so the cache
   can be shared by a thread pool and by several processes.
+
+Damage
+------
+Opening a cache checks its tables' columns and runs SQLite's ``quick_check`` (linear in the
+file's size), so a foreign SQLite file or a corrupt one is one :class:`CacheError` before any
+model is loaded; any SQLite error later is a CacheError too. A stored value that is not valid
+JSON is not returned: :meth:`Cache.get_many` leaves it out, deletes it (so the caller recomputes
+and stores it again) and counts it in :attr:`Cache.unreadable`.
 """
 
 from __future__ import annotations
@@ -37,6 +45,11 @@ from typing import Any
 from robustness.errors import RobustnessError
 
 SCHEMA_VERSION = "1"
+#: The columns of our two tables, as ``PRAGMA table_info`` lists them.
+_COLUMNS = {
+    "meta": ("name", "value"),
+    "results": ("key", "kind", "request", "value", "created_at"),
+}
 #: SQLite's default limit on bound parameters is 999 in old builds; stay well below it.
 _CHUNK = 500
 
@@ -66,6 +79,10 @@ class Cache:
         self._local = threading.local()
         self._lock = threading.Lock()
         self._connections: list[sqlite3.Connection] = []
+        #: Stored values found unreadable (and deleted) since this object was made.
+        self.unreadable = 0
+        if self.path.is_dir():
+            raise CacheError(f"cache {self.path} is a folder, not a cache file.")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._setup(self._connection())
 
@@ -107,10 +124,26 @@ class Cache:
                 "SELECT value FROM meta WHERE name = ?", ("schema_version",)
             ).fetchone()
             conn.execute("COMMIT")
+            for table, columns in _COLUMNS.items():
+                names = tuple(r[1] for r in conn.execute(f"PRAGMA table_info({table})"))
+                if names != columns:
+                    raise CacheError(
+                        f"cache {self.path} is not a cache of this toolkit (its table {table!r} "
+                        f"has columns {', '.join(names)}); use a new cache file."
+                    )
+            check = conn.execute("PRAGMA quick_check").fetchone()
+            if check is None or check[0] != "ok":
+                reason = " ".join(str(check[0]).split()) if check else "no answer"
+                raise CacheError(
+                    f"cache {self.path} is damaged ({reason[:200]}); move it away and run "
+                    "again (answers are recomputed)."
+                )
         except sqlite3.DatabaseError as err:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
-            raise CacheError(f"cache {self.path} is not a usable cache: {err}") from err
+            raise CacheError(
+                f"cache {self.path} is not a usable cache ({err}); move it away and run again."
+            ) from None
         if row is None or row[0] != SCHEMA_VERSION:
             found = None if row is None else row[0]
             raise CacheError(
@@ -135,17 +168,61 @@ class Cache:
 
     # ----------------------------------------------------------------- reads and writes
     def get_many(self, keys: Iterable[str]) -> dict[str, Any]:
-        """The decoded values of those ``keys`` that are stored (missing keys are absent)."""
+        """The decoded values of those ``keys`` that are stored (missing keys are absent).
+
+        A stored value that is not valid JSON is left out and deleted, so the caller computes
+        it again; :attr:`unreadable` counts them.
+        """
         unique = list(dict.fromkeys(keys))
-        conn = self._connection()
         found: dict[str, Any] = {}
-        for start in range(0, len(unique), _CHUNK):
-            chunk = unique[start : start + _CHUNK]
-            marks = ",".join("?" * len(chunk))
-            rows = conn.execute(f"SELECT key, value FROM results WHERE key IN ({marks})", chunk)
-            for key, value in rows:
-                found[key] = json.loads(value)
+        bad: list[str] = []
+        with self._sql("read"):
+            conn = self._connection()
+            for start in range(0, len(unique), _CHUNK):
+                chunk = unique[start : start + _CHUNK]
+                marks = ",".join("?" * len(chunk))
+                rows = conn.execute(f"SELECT key, value FROM results WHERE key IN ({marks})", chunk)
+                for key, value in rows:
+                    try:
+                        found[key] = json.loads(value)
+                    except (ValueError, TypeError, RecursionError):
+                        bad.append(key)
+        if bad:
+            self.discard(bad)
         return found
+
+    def discard(self, keys: Sequence[str]) -> int:
+        """Delete stored values that turned out unreadable; they count in :attr:`unreadable`."""
+        removed = 0
+        with self._sql("write"):
+            conn = self._connection()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for start in range(0, len(keys), _CHUNK):
+                    chunk = list(keys[start : start + _CHUNK])
+                    marks = ",".join("?" * len(chunk))
+                    removed += conn.execute(
+                        f"DELETE FROM results WHERE key IN ({marks})", chunk
+                    ).rowcount
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        with self._lock:
+            self.unreadable += removed
+        return removed
+
+    @contextlib.contextmanager
+    def _sql(self, what: str) -> Any:
+        """Any SQLite failure inside becomes one CacheError naming the file."""
+        try:
+            yield
+        except sqlite3.DatabaseError as err:
+            raise CacheError(
+                f"cache {self.path}: cannot {what} ({err}); move the file away and run again "
+                "(answers are recomputed)."
+            ) from None
 
     def put_many(self, rows: Sequence[tuple[str, str, Any, Any]]) -> int:
         """Store ``(key, kind, request, value)`` rows in one committed transaction; keys that
@@ -157,6 +234,10 @@ class Cache:
             (key, kind, canonical_json(request), json.dumps(value, ensure_ascii=False), now)
             for key, kind, request, value in rows
         ]
+        with self._sql("write"):
+            return self._put(params)
+
+    def _put(self, params: list[tuple[Any, ...]]) -> int:
         conn = self._connection()
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -175,7 +256,8 @@ class Cache:
         return added
 
     def __len__(self) -> int:
-        return int(self._connection().execute("SELECT COUNT(*) FROM results").fetchone()[0])
+        with self._sql("read"):
+            return int(self._connection().execute("SELECT COUNT(*) FROM results").fetchone()[0])
 
     def count(self, kind: str | None = None) -> int:
         """Number of stored results, of one call kind or of all."""

@@ -87,27 +87,50 @@ def run_command(
         "'auto', HOST:PORT or ray://HOST:10001 for a cluster",
     ),
     workers: int = typer.Option(2, help="Ray workers per model (with --ray)"),
+    max_error_rate: float = typer.Option(
+        0.05,
+        "--max-error-rate",
+        min=0.0,
+        max=1.0,
+        help="exit 1 when a larger share of rows are model errors (the table is still written)",
+    ),
+    keep_going: bool = typer.Option(
+        False,
+        "--keep-going",
+        help="exit 0 even when a model failed: its errors stay in the table as invalid rows",
+    ),
 ) -> None:
-    """Run a study: every variant of every item through every model, into one long table."""
+    """Run a study: every variant of every item through every model, into one long table.
+
+    Exits 1, after writing the table, when a model answered none of its prompts or when the
+    share of error rows passes --max-error-rate (unless --keep-going).
+    """
     from robustness.commands.run import run_command as body
 
-    body(study, resume, limit, noise_floor, csv, ray, workers)
+    problems = body(
+        study, resume, limit, noise_floor, csv, ray, workers, max_error_rate=max_error_rate
+    )
+    if problems and not keep_going:
+        raise typer.Exit(1)
 
 
 @app.command("validate")
 def validate_command(table: str = typer.Argument(..., help="long table, Parquet or CSV")) -> None:
     """Check any long table (ours or another tool's) against the schema."""
-    from robustness.table import COLUMNS, read_table
+    from robustness.table import COLUMNS, read_table, table_warnings
+    from robustness.text_safety import for_terminal
 
     df = read_table(table)  # the columns the analyses need; every known column is checked
-    extra = [c for c in df.columns if c not in COLUMNS]
+    extra = [for_terminal(c, 60) for c in df.columns if c not in COLUMNS]
     absent = [c for c in COLUMNS if c not in df.columns]
     typer.echo(
-        f"{table}: valid long table, {len(df)} rows, {df['model'].nunique()} models, "
-        f"{df['item_id'].nunique()} items"
+        f"{for_terminal(table, None)}: valid long table, {len(df)} rows, "
+        f"{df['model'].nunique()} models, {df['item_id'].nunique()} items"
         + (f"; optional columns absent: {', '.join(absent)}" if absent else "")
         + (f"; extra columns kept: {', '.join(extra)}" if extra else "")
     )
+    for warning in table_warnings(df):
+        typer.echo(f"warning: {warning}", err=True)
 
 
 @app.command("analyze")
@@ -222,7 +245,8 @@ def power_command(
 
 
 def main() -> None:
-    """Console entry point: bad input is one line on stderr and exit status 2.
+    """Console entry point: bad input, bad arguments included, is one line on stderr and exit
+    status 2; a run whose models failed exits 1.
 
     Set ``ROBUSTNESS_DEBUG=1`` to see the traceback instead. The thread defaults are applied
     here, before any command can import torch, and only where the user set nothing (see
@@ -234,6 +258,7 @@ def main() -> None:
     from robustness.runners import apply_thread_defaults
 
     apply_thread_defaults()
+    from robustness.text_safety import for_terminal
 
     argv = sys.argv
     if "--ray" in argv:  # `--ray` with no address means a local Ray
@@ -241,12 +266,25 @@ def main() -> None:
         if i + 1 == len(argv) or argv[i + 1].startswith("-"):
             argv.insert(i + 1, "local")
     try:
-        app()
+        code = app(standalone_mode=False)
+    except typer.TyperException as exc:  # bad command-line arguments: one line
+        if type(exc).__name__ == "NoArgsIsHelpError":  # `robustness` alone: the help
+            exc.show()  # type: ignore[attr-defined]
+            raise SystemExit(0) from None
+        if os.environ.get("ROBUSTNESS_DEBUG"):
+            raise
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        print(f"error: {for_terminal(message, None)}", file=sys.stderr)
+        raise SystemExit(getattr(exc, "exit_code", 2)) from None
+    except typer.Abort:
+        print("aborted", file=sys.stderr)
+        raise SystemExit(130) from None
     except (RobustnessError, OSError, ValueError) as exc:
         if os.environ.get("ROBUSTNESS_DEBUG"):
             raise
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {for_terminal(exc, 2000)}", file=sys.stderr)
         raise SystemExit(2) from None
+    raise SystemExit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from robustness.names import DATASET_TYPES, SCALES
+from robustness.text_safety import shown
+
+#: Most options an item may have: the default labels are the letters A-Z.
+MAX_OPTIONS = 26
+#: Longest question or option text accepted (characters); real items are far shorter, and
+#: every later stage (perturbation, prompts, models, reports) costs at least linear time in it.
+MAX_TEXT_CHARS = 100_000
 
 #: Words that mark an agree/disagree response scale.
 _AGREE_WORDS = ("agree", "disagree")
@@ -108,32 +115,55 @@ def check_item_fields(item: Item) -> None:
     for name in ("item_id", "dataset"):
         value = getattr(item, name)
         if not isinstance(value, str) or not value.strip():
-            raise ItemFieldError(name, f"must be a non-empty string, got {value!r}")
+            raise ItemFieldError(name, f"must be a non-empty string, got {shown(value)}")
+        _check_text(name, value, 1000)
     if item.dataset_type not in DATASET_TYPES:
         raise ItemFieldError(
-            "dataset_type", f"{item.dataset_type!r} is not one of {', '.join(DATASET_TYPES)}"
+            "dataset_type", f"{shown(item.dataset_type)} is not one of {', '.join(DATASET_TYPES)}"
         )
     if item.scale not in SCALES:
-        raise ItemFieldError("scale", f"{item.scale!r} is not one of {', '.join(SCALES)}")
+        raise ItemFieldError("scale", f"{shown(item.scale)} is not one of {', '.join(SCALES)}")
     if not isinstance(item.question, str) or not item.question.strip():
         raise ItemFieldError("question", "is empty")
+    _check_text("question", item.question, MAX_TEXT_CHARS)
     _check_options(item.options)
     _check_answer(item.answer, item.dataset_type, len(item.options))
+
+
+def _check_text(name: str, text: str, limit: int) -> None:
+    if len(text) > limit:
+        raise ItemFieldError(
+            name, f"is {len(text):,} characters long; at most {limit:,} are accepted"
+        )
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ItemFieldError(
+            name,
+            f"holds the lone surrogate {text[exc.start]!r} at character {exc.start + 1}, "
+            "which is not a character (check the escapes in the file)",
+        ) from None
 
 
 def _check_options(options: Sequence[Any]) -> None:
     if len(options) < 2:
         raise ItemFieldError("options", f"needs at least two options, got {len(options)}")
+    if len(options) > MAX_OPTIONS:
+        raise ItemFieldError(
+            "options",
+            f"has {len(options)} options; at most {MAX_OPTIONS} (labels A-Z) are supported",
+        )
     seen: dict[str, int] = {}
     for i, text in enumerate(options):
         if not isinstance(text, str):
             raise ItemFieldError("options", f"option {i} is {type(text).__name__}, not text")
         if not text.strip():
             raise ItemFieldError("options", f"option {i} is empty")
+        _check_text("options", text, MAX_TEXT_CHARS)
         norm = " ".join(text.split()).casefold()
         if norm in seen:
             raise ItemFieldError(
-                "options", f"options {seen[norm]} and {i} are the same text {text!r}"
+                "options", f"options {seen[norm]} and {i} are the same text {shown(text)}"
             )
         seen[norm] = i
 
@@ -143,10 +173,10 @@ def _check_answer(answer: Any, dataset_type: str, k: int) -> None:
         if answer is None:
             raise ItemFieldError("answer", "an objective item needs a gold answer index")
         if isinstance(answer, bool) or not isinstance(answer, int):
-            raise ItemFieldError("answer", f"must be an option index, got {answer!r}")
+            raise ItemFieldError("answer", f"must be an option index, got {shown(answer)}")
         if not 0 <= answer < k:
             raise ItemFieldError(
-                "answer", f"gold index {answer} is out of range for {k} options (0..{k - 1})"
+                "answer", f"gold index {shown(answer)} is out of range for {k} options (0..{k - 1})"
             )
     elif answer is not None:
-        raise ItemFieldError("answer", f"a subjective item has no gold answer, got {answer!r}")
+        raise ItemFieldError("answer", f"a subjective item has no gold answer, got {shown(answer)}")

@@ -15,22 +15,22 @@ be an index, a numeric string, a letter (``"B"``) or the gold option's text.
 
 from __future__ import annotations
 
-import csv
-import io
-import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from robustness.errors import ItemError
-from robustness.items import Item, ItemFieldError
+from robustness.item_files import check_record, parse_json_cells, records
+from robustness.items import MAX_OPTIONS, Item, ItemFieldError
+from robustness.text_safety import shown
 
-Record = tuple[str, dict[str, Any]]  # (location such as "line 7", record)
 ColumnMapping = Mapping[str, "str | Sequence[str]"]
 
 ITEM_FIELDS = ("item_id", "dataset", "dataset_type", "question", "options", "answer", "scale")
 _REQUIRED = ("question", "options")
+#: File types whose cells are text: their ``options`` and ``meta`` cells may hold JSON.
+_TEXT_CELLS = (".csv", ".tsv")
 
 
 def load_items(
@@ -61,13 +61,21 @@ def load_items(
     >>> {i.dataset_type for i in items} == {"objective", "subjective"}
     True
     """
+    _check_mapping(mapping)
+    for name, value in (("dataset", dataset), ("dataset_type", dataset_type), ("split", split)):
+        if value is not None and not isinstance(value, str):
+            raise ItemError(f"load_items: {name} must be text, got {shown(value)}.")
     items: list[Item] = []
     seen: dict[tuple[str, str], str] = {}
     types: dict[str, tuple[str, str]] = {}  # dataset -> (dataset_type, where first seen)
     for raw_path in paths:
         path = Path(raw_path)
-        for number, (location, record) in enumerate(_records(path, split), start=1):
+        text_cells = path.suffix.lower() in _TEXT_CELLS and not path.is_dir()
+        for number, (location, record) in enumerate(records(path, split), start=1):
             where = f"{path}, {location}"
+            check_record(record, where)
+            if text_cells:
+                record = parse_json_cells(record, mapping or {}, where)
             item = _to_item(
                 record,
                 mapping or {},
@@ -78,14 +86,14 @@ def load_items(
             )
             if item.key in seen:
                 raise ItemError(
-                    f"{where}, field 'item_id': {item.item_id!r} of dataset {item.dataset!r} "
-                    f"duplicates the item at {seen[item.key]}."
+                    f"{where}, field 'item_id': {shown(item.item_id)} of dataset "
+                    f"{shown(item.dataset)} duplicates the item at {seen[item.key]}."
                 )
             seen[item.key] = where
             kind, first = types.setdefault(item.dataset, (item.dataset_type, where))
             if kind != item.dataset_type:
                 raise ItemError(
-                    f"{where}, field 'dataset_type': dataset {item.dataset!r} is "
+                    f"{where}, field 'dataset_type': dataset {shown(item.dataset)} is "
                     f"{item.dataset_type} here but {kind} at {first}; give the two sets of "
                     "items distinct dataset names."
                 )
@@ -93,17 +101,42 @@ def load_items(
     return items
 
 
-def per_dataset(items: Sequence[Item], n: int) -> list[Item]:
-    """At most ``n`` items of every dataset, evenly spaced through it, in the original order.
+def _check_mapping(mapping: Any) -> None:
+    if mapping is None:
+        return
+    if not isinstance(mapping, Mapping):
+        raise ItemError(
+            f"load_items: mapping must be a dict of field -> column, got {shown(mapping)}."
+        )
+    for field, column in mapping.items():
+        if field not in ITEM_FIELDS:
+            raise ItemError(
+                f"load_items: mapping names the unknown field {shown(field)}; map "
+                f"{', '.join(ITEM_FIELDS)}."
+            )
+        several = field == "options" and isinstance(column, list | tuple)
+        if not isinstance(column, str) and not (
+            several and all(isinstance(c, str) for c in column)
+        ):
+            raise ItemError(
+                f"load_items: mapping {field!r} must name a column (options: a list of "
+                f"columns), got {shown(column)}."
+            )
 
-    Deterministic (no randomness): the same files give the same subset.  ``n <= 0``
-    keeps everything.
+
+def per_dataset(items: Sequence[Item], n: int) -> list[Item]:
+    """At most ``n`` items of every dataset and dataset type, evenly spaced through it, in the
+    original order.
+
+    Strata are (dataset, dataset_type), so a source holding objective and subjective items
+    contributes ``n`` of each.  Deterministic (no randomness): the same files give the same
+    subset.  ``n <= 0`` keeps everything.
     """
     if n <= 0:
         return list(items)
-    groups: dict[str, list[Item]] = {}
+    groups: dict[tuple[str, str], list[Item]] = {}
     for item in items:
-        groups.setdefault(item.dataset, []).append(item)
+        groups.setdefault((item.dataset, item.dataset_type), []).append(item)
     keep: set[tuple[str, str]] = set()
     for group in groups.values():
         step = max(1.0, len(group) / n)
@@ -120,142 +153,6 @@ def demo_items() -> list[Item]:
         with resources.as_file(folder / name) as p:
             paths.append(Path(p))
     return load_items(*paths)
-
-
-# ----------------------------------------------------------------------------- sources
-
-
-def _records(path: Path, split: str | None) -> Iterator[Record]:
-    if path.is_dir():
-        yield from _hf_folder(path, split)
-        return
-    if not path.exists():
-        raise ItemError(f"{path}: no such file or folder.")
-    suffix = path.suffix.lower()
-    if suffix in (".jsonl", ".ndjson"):
-        yield from _jsonl(path)
-    elif suffix == ".json":
-        yield from _json(path)
-    elif suffix in (".csv", ".tsv"):
-        yield from _csv(path, "\t" if suffix == ".tsv" else ",")
-    elif suffix in (".parquet", ".pq"):
-        yield from _parquet(path)
-    else:
-        raise ItemError(
-            f"{path}: unknown item file type {suffix or '(none)'!r}; use .jsonl, .json, .csv, "
-            ".tsv, .parquet or a datasets folder."
-        )
-
-
-def _decode(path: Path) -> str:
-    data = path.read_bytes()
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise ItemError(
-            f"{path}, line {line}: byte 0x{data[exc.start]:02x} at column {column} is not "
-            "valid UTF-8; save the file as UTF-8."
-        ) from None
-
-
-def _jsonl(path: Path) -> Iterator[Record]:
-    for n, line in enumerate(_decode(path).splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ItemError(f"{path}, line {n}: not valid JSON ({exc.msg}).") from None
-        if not isinstance(record, dict):
-            raise ItemError(
-                f"{path}, line {n}: expected a JSON object, got {type(record).__name__}."
-            )
-        yield f"line {n}", record
-
-
-def _json(path: Path) -> Iterator[Record]:
-    try:
-        data = json.loads(_decode(path))
-    except json.JSONDecodeError as exc:
-        raise ItemError(f"{path}, line {exc.lineno}: not valid JSON ({exc.msg}).") from None
-    if isinstance(data, dict) and isinstance(data.get("items"), list):
-        data = data["items"]
-    if not isinstance(data, list):
-        raise ItemError(f"{path}: expected a JSON list of item objects.")
-    for n, record in enumerate(data):
-        if not isinstance(record, dict):
-            raise ItemError(f"{path}, item {n}: expected a JSON object.")
-        yield f"item {n}", record
-
-
-def _csv(path: Path, delimiter: str) -> Iterator[Record]:
-    reader = csv.DictReader(io.StringIO(_decode(path), newline=""), delimiter=delimiter)
-    if reader.fieldnames is None:
-        raise ItemError(f"{path}, line 1: the file is empty; a header row is needed.")
-    last = 1  # the header's line; a record starts on the line after the previous one ended
-    for record in reader:
-        line = f"line {last + 1}"
-        last = reader.line_num
-        if None in record:
-            raise ItemError(f"{path}, {line}: the row has more cells than the header.")
-        yield line, {k: _csv_cell(v) for k, v in record.items()}
-
-
-def _csv_cell(value: str | None) -> Any:
-    if value is None or value == "":
-        return None
-    stripped = value.strip()
-    if stripped[:1] in "[{":
-        try:
-            return json.loads(stripped)
-        except json.JSONDecodeError:
-            return value
-    return value
-
-
-def _parquet(path: Path) -> Iterator[Record]:
-    import pyarrow.parquet as pq
-
-    try:
-        table = pq.read_table(path)
-    except Exception as exc:
-        raise ItemError(f"{path}: cannot be read as Parquet ({exc}).") from None
-    for n, record in enumerate(table.to_pylist()):
-        yield f"row {n}", record
-
-
-def _hf_folder(path: Path, split: str | None) -> Iterator[Record]:
-    """A folder written by ``Dataset.save_to_disk`` or ``DatasetDict.save_to_disk``."""
-    dict_file = path / "dataset_dict.json"
-    if dict_file.exists():
-        splits = json.loads(dict_file.read_text()).get("splits", [])
-        if split is not None:
-            if split not in splits:
-                raise ItemError(f"{path}: no split {split!r}; it has {', '.join(splits)}.")
-            splits = [split]
-        for name in splits:
-            for location, record in _hf_folder(path / name, None):
-                record.setdefault("split", name)
-                yield f"split {name!r}, {location}", record
-        return
-    state = path / "state.json"
-    if not state.exists():
-        raise ItemError(
-            f"{path}: a folder must be written by datasets' save_to_disk (no state.json or "
-            "dataset_dict.json inside)."
-        )
-    import pyarrow as pa
-
-    files = [f["filename"] for f in json.loads(state.read_text()).get("_data_files", [])]
-    n = 0
-    for name in files:
-        with pa.memory_map(str(path / name)) as source:
-            table = pa.ipc.open_stream(source).read_all()
-        for record in table.to_pylist():
-            yield f"row {n}", record
-            n += 1
 
 
 # ----------------------------------------------------------------------------- records
@@ -283,15 +180,15 @@ def _to_item(
             raise ItemFieldError("dataset_type", "is missing (give it per item or as a default)")
         answer = _answer(fields.get("answer"), options, answer_labels)
         scale = fields.get("scale") or ("nominal" if dataset_type == "objective" else "ordinal")
-        item_id = fields.get("item_id")
+        item_id = _scalar_text(fields.get("item_id"), "item_id")
         return Item(
-            item_id=str(item_id) if item_id is not None else default_id,
-            dataset=str(fields.get("dataset") or default_dataset),
-            dataset_type=str(dataset_type),
+            item_id=item_id if item_id is not None else default_id,
+            dataset=_scalar_text(fields.get("dataset"), "dataset") or default_dataset,
+            dataset_type=_word(dataset_type, "dataset_type"),
             question=fields["question"] if isinstance(fields["question"], str) else "",
             options=options,
             answer=answer,
-            scale=str(scale),
+            scale=_word(scale, "scale"),
             meta=meta,
         )
     except ItemFieldError as exc:
@@ -329,21 +226,58 @@ def _apply_mapping(
     return fields, used
 
 
+def _scalar_text(value: Any, name: str) -> str | None:
+    """A text or number cell as text (``None`` and NaN stay missing); anything else refused."""
+    if value is None or (isinstance(value, float) and value != value):
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value.bit_length() > 3000:
+            raise ItemFieldError(name, f"is {shown(value)}, too long for a name")
+        return str(value)
+    if isinstance(value, float):
+        return str(value)
+    raise ItemFieldError(name, f"must be text or a number, got {shown(value)}")
+
+
+def _word(value: Any, name: str) -> str:
+    if not isinstance(value, str):
+        raise ItemFieldError(name, f"must be text, got {shown(value)}")
+    return value
+
+
 def _options(value: Any) -> tuple[tuple[str, ...], tuple[str, ...] | None]:
     """Option texts, and the source's own labels when it gives them (``{"text", "label"}``)."""
     labels = None
     if isinstance(value, Mapping) and "text" in value:
-        labels = tuple(str(v) for v in value.get("label") or ()) or None
+        raw = value.get("label")
+        if raw is not None and (isinstance(raw, str | bytes) or not isinstance(raw, Iterable)):
+            raise ItemFieldError("options", f"'label' must be a list of labels, got {shown(raw)}")
+        labels = tuple(_scalar_text(v, "options") or "" for v in raw or ()) or None
         value = value["text"]
     if isinstance(value, str):
         raise ItemFieldError("options", "must be a list of option texts, got a single string")
-    if not isinstance(value, Iterable):
-        raise ItemFieldError("options", f"must be a list of option texts, got {value!r}")
+    if isinstance(value, Mapping) or not isinstance(value, Iterable):
+        raise ItemFieldError("options", f"must be a list of option texts, got {shown(value)}")
     options = tuple(value)
-    for i, text in enumerate(options):
+    if len(options) > MAX_OPTIONS:
+        raise ItemFieldError(
+            "options",
+            f"has {len(options)} options; at most {MAX_OPTIONS} (labels A-Z) are supported",
+        )
+    texts = []
+    for i, option in enumerate(options):
+        try:
+            text = _scalar_text(option, "options")
+        except ItemFieldError:
+            raise ItemFieldError(
+                "options", f"option {i} must be text or a number, got {shown(option)}"
+            ) from None
         if text is None:
             raise ItemFieldError("options", f"option {i} is empty")
-    return tuple(o if isinstance(o, str) else str(o) for o in options), labels
+        texts.append(text)
+    return tuple(texts), labels
 
 
 def _answer(value: Any, options: Sequence[str], labels: Sequence[str] | None) -> int | None:
@@ -354,13 +288,15 @@ def _answer(value: Any, options: Sequence[str], labels: Sequence[str] | None) ->
     """
     if value is None or (isinstance(value, float) and value != value):
         return None
-    if isinstance(value, bool):
-        raise ItemFieldError("answer", f"must be an option index, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise ItemFieldError("answer", f"must be an option index, got {shown(value)}")
     if isinstance(value, int):
         return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    text = str(value).strip()
+    if isinstance(value, float):
+        if value.is_integer():
+            return int(value)
+        raise ItemFieldError("answer", f"must be an option index, got {shown(value)}")
+    text = value.strip()
     if labels and text in labels:
         return list(labels).index(text)
     as_text = [i for i, option in enumerate(options) if option.strip() == text]
@@ -369,7 +305,7 @@ def _answer(value: Any, options: Sequence[str], labels: Sequence[str] | None) ->
         if as_text and as_text[0] != number:
             raise ItemFieldError(
                 "answer",
-                f"{value!r} is ambiguous: it is index {number} and also the text of "
+                f"{shown(value)} is ambiguous: it is index {number} and also the text of "
                 f"option {as_text[0]}; give the index as a number or map a column of option "
                 "texts",
             )
@@ -379,7 +315,7 @@ def _answer(value: Any, options: Sequence[str], labels: Sequence[str] | None) ->
     if as_text:
         return as_text[0]
     raise ItemFieldError(
-        "answer", f"{value!r} is neither an index, a letter nor the text of an option"
+        "answer", f"{shown(value)} is neither an index, a letter nor the text of an option"
     )
 
 

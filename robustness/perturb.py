@@ -12,6 +12,9 @@ from robustness.names import FAMILY_ORDER
 from robustness.prompts import PromptSpec, default_spec
 from robustness.variants import ORIGINAL, Variant
 
+#: Most variants per family and item (study files share the bound: robustness.study).
+MAX_VARIANTS = 1000
+
 
 def resolve_families(families: str | Iterable[str]) -> tuple[str, ...]:
     """``"all"`` (every family, canonical order), a comma-separated string or a list (the
@@ -67,8 +70,8 @@ def perturb(
     >>> [v.category for v in vs if v.item_id == items[0].item_id]
     ['original', 'option_order', 'option_order', 'option_order', 'framing', 'framing', 'framing']
     """
-    if n < 0:
-        raise StudyError(f"n must be >= 0, got {n}")
+    if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= MAX_VARIANTS:
+        raise StudyError(f"n must be a whole number from 0 to {MAX_VARIANTS:,}, got {n!r}.")
     names = resolve_families(families)
     options = options or {}
     unused = sorted(set(options) - set(names))

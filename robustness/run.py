@@ -24,12 +24,12 @@ from robustness.answers import Progress, answer_rows, prompt_for, rows_to_table
 from robustness.errors import StudyError
 from robustness.executors import Executor, Local, Ray
 from robustness.items import Item
-from robustness.loaders import demo_items, load_items, per_dataset
+from robustness.loaders import per_dataset
 from robustness.perturb import perturb
 from robustness.progress import auto_progress
 from robustness.prompts import Exemplar, PromptSpec, default_spec
 from robustness.runners.base import Prompt, Runner
-from robustness.study import ModelConfig, StudyConfig
+from robustness.study import ModelConfig, StudyConfig, load_study_items
 from robustness.table import write_csv, write_parquet
 from robustness.variants import Variant
 
@@ -212,7 +212,7 @@ def noise_rng(seed: int) -> np.random.Generator:
 
 def all_study_items(config: StudyConfig) -> list[Item]:
     """Every item of the study's files (the bundled demo items when it names none)."""
-    return load_items(*(config.path(p) for p in config.items)) if config.items else demo_items()
+    return load_study_items(config)
 
 
 def study_items(

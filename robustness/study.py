@@ -30,6 +30,20 @@ A study file is TOML::
     [output]
     table = "results/types.parquet"
 
+Item files that need a column mapping (the keys of :func:`robustness.load_items`) are given as
+``[[items]]`` tables, which may stand beside ``[study] items``::
+
+    [[items]]
+    path = "items/survey.csv"
+    mapping = { question = "statement", options = ["o1", "o2", "o3", "o4", "o5"] }
+    dataset = "survey"            # optional defaults for records that do not say
+    dataset_type = "subjective"
+    split = "train"               # a saved DatasetDict's split
+
+Every value is checked for its type and range when the file is read (``n_variants`` at most
+:data:`MAX_VARIANTS`, family parameters of the type of their defaults), so a wrong value stops
+the load with one sentence naming the section, the key and the value.
+
 Relative paths are resolved against the study file's folder.  A key that is not
 known stops the load with one sentence naming the section and the closest known
 key, so a typo never silently falls back to a default.
@@ -46,8 +60,20 @@ from typing import Any
 
 from robustness.answer_parser import CONFLICT_POLICIES
 from robustness.errors import StudyError
-from robustness.names import BACKENDS, DTYPES, MODES
+from robustness.items import Item
+from robustness.loaders import ITEM_FIELDS, demo_items, load_items
+from robustness.names import BACKENDS, DATASET_TYPES, DTYPES, MODES
+from robustness.perturb import MAX_VARIANTS as PERTURB_MAX_VARIANTS
 from robustness.perturb import resolve_families
+from robustness.study_checks import MAX_INT, as_table, as_text, as_whole, check_parameter
+from robustness.text_safety import shown
+
+CHAT = ("auto", "always", "never")
+#: Most variants per family and item: more is never a robustness study, and every variant
+#: costs model time (a family stops early when it runs out of distinct variants anyway).
+MAX_VARIANTS = PERTURB_MAX_VARIANTS
+#: Most few-shot exemplars per prompt.
+MAX_SHOTS = 64
 
 
 @dataclass(frozen=True)
@@ -69,20 +95,19 @@ class ModelConfig:
     options: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise StudyError(
-                f"model {self.name!r}: unknown mode {self.mode!r}; use one of {', '.join(MODES)}."
-            )
-        if self.backend not in BACKENDS:
-            raise StudyError(
-                f"model {self.name!r}: unknown backend {self.backend!r}; use one of "
-                f"{', '.join(BACKENDS)}."
-            )
-        if self.dtype not in DTYPES:
-            raise StudyError(
-                f"model {self.name!r}: unknown dtype {self.dtype!r}; use one of "
-                f"{', '.join(DTYPES)}."
-            )
+        name = as_text(self.name, "model name")
+        if not name.strip():
+            raise StudyError("a model name must not be empty.")
+        where = f"model {shown(name)}"
+        for key, allowed in (("backend", BACKENDS), ("mode", MODES), ("dtype", DTYPES)):
+            as_text(getattr(self, key), where, allowed, key)
+        for key in ("model", "device"):
+            as_text(getattr(self, key), where, what=key)
+        as_whole(self.batch_size, f"{where}: batch_size", 1, 1 << 16)
+        as_whole(self.max_new_tokens, f"{where}: max_new_tokens", 1, 1 << 20)
+        if not isinstance(self.chat, bool):
+            as_text(self.chat, where, CHAT, "chat")
+        as_table(self.options, f"{where}: options")
         if self.offline is not None and not isinstance(self.offline, bool):
             raise StudyError(
                 f"model {self.name!r}: offline must be true or false, got {self.offline!r}."
@@ -92,8 +117,6 @@ class ModelConfig:
                 f"model {self.name!r}: unknown conflict policy {self.conflict!r}; use one of "
                 f"{', '.join(CONFLICT_POLICIES)}."
             )
-        if int(self.batch_size) < 1 or int(self.max_new_tokens) < 1:
-            raise StudyError(f"model {self.name!r}: batch_size and max_new_tokens must be >= 1.")
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -107,8 +130,31 @@ def model(model: str = "embedded", **kwargs: Any) -> ModelConfig:
     ``kwargs`` are :class:`ModelConfig` fields, e.g. ``rb.model("org/name", offline=True)``
     to use only files already on disk (``offline`` unset follows ``HF_HUB_OFFLINE``).
     """
+    as_text(model, "model", what="path or id")
     kwargs.setdefault("name", "smollm2-135m" if model == "embedded" else Path(model).name)
     return ModelConfig(model=model, **kwargs)
+
+
+@dataclass(frozen=True)
+class ItemSource:
+    """One item file and how to read it: the keys of :func:`robustness.load_items`."""
+
+    path: str
+    mapping: Mapping[str, str | tuple[str, ...]] = field(default_factory=dict)
+    dataset: str | None = None
+    dataset_type: str | None = None
+    split: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"path": self.path}
+        if self.mapping:
+            out["mapping"] = {
+                k: v if isinstance(v, str) else list(v) for k, v in self.mapping.items()
+            }
+        out.update(
+            {k: getattr(self, k) for k in ("dataset", "dataset_type", "split") if getattr(self, k)}
+        )
+        return out
 
 
 @dataclass(frozen=True)
@@ -128,6 +174,14 @@ class StudyConfig:
     table: str = "results/study.parquet"
     cache: str | None = None
     base_dir: str = "."
+    #: Every item source with its mapping (``items`` lists their paths); empty: the paths of
+    #: ``items`` read without a mapping.
+    item_sources: tuple[ItemSource, ...] = ()
+
+    @property
+    def sources(self) -> tuple[ItemSource, ...]:
+        """The item sources, one per path of ``items``."""
+        return self.item_sources or tuple(ItemSource(p) for p in self.items)
 
     def path(self, value: str) -> Path:
         p = Path(value).expanduser()
@@ -148,7 +202,9 @@ class StudyConfig:
         return {
             "name": self.name,
             "seed": self.seed,
-            "items": list(self.items),
+            "items": [
+                src.path if src == ItemSource(src.path) else src.to_dict() for src in self.sources
+            ],
             "items_per_dataset": self.items_per_dataset,
             "families": list(self.families),
             "n_variants": self.n_variants,
@@ -175,14 +231,15 @@ _SECTIONS = {
     "output": ("table", "cache"),
 }
 _MODEL_KEYS = tuple(f for f in ModelConfig.__dataclass_fields__ if f != "options")
+_SOURCE_KEYS = tuple(ItemSource.__dataclass_fields__)
 
 
 def _check_keys(where: str, given: Mapping[str, Any], known: Sequence[str], source: str) -> None:
     for key in given:
         if key not in known:
-            close = difflib.get_close_matches(key, known, n=1)
+            close = difflib.get_close_matches(str(key), known, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(known)}."
-            raise StudyError(f"{source}: unknown key {key!r} in {where}{hint}")
+            raise StudyError(f"{source}: unknown key {shown(key)} in {where}{hint}")
 
 
 def _instruction(value: Any, source: str) -> str | None:
@@ -198,11 +255,25 @@ def load_study(path: str | Path) -> StudyConfig:
     """Read and check a study file."""
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         raise StudyError(f"{path}: no such study file.") from None
+    except IsADirectoryError:
+        raise StudyError(f"{path}: is a folder, not a study file.") from None
+    except OSError as exc:
+        raise StudyError(f"{path}: cannot be read ({exc.strerror or exc}).") from None
+    except UnicodeDecodeError as exc:
+        raise StudyError(
+            f"{path}: byte {exc.start + 1} is not valid UTF-8; save the study file as UTF-8."
+        ) from None
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise StudyError(f"{path}: not valid TOML ({exc}).") from None
+    except (RecursionError, ValueError):  # arrays nested too deeply, numbers too long
+        raise StudyError(
+            f"{path}: not valid TOML (a value is nested too deeply or a number is too long)."
+        ) from None
     return study_from_dict(data, source=str(path), base_dir=path.parent.resolve())
 
 
@@ -210,29 +281,40 @@ def study_from_dict(
     data: Mapping[str, Any], source: str = "study", base_dir: str | Path = "."
 ) -> StudyConfig:
     """Build a :class:`StudyConfig` from parsed TOML (or any nested dict)."""
-    _check_keys("the file", data, ("study", "models", "output", "perturbations"), source)
-    study = dict(data.get("study", {}))
+    as_table(data, source)
+    _check_keys("the file", data, ("study", "models", "output", "perturbations", "items"), source)
+    study = dict(as_table(data.get("study", {}), f"{source}: [study]"))
     _check_keys("[study]", study, _SECTIONS["study"], source)
-    output = dict(data.get("output", {}))
+    output = dict(as_table(data.get("output", {}), f"{source}: [output]"))
     _check_keys("[output]", output, _SECTIONS["output"], source)
+    raw_families = study.get("families", "all")
+    if not isinstance(raw_families, str) and not (
+        isinstance(raw_families, list) and all(isinstance(f, str) for f in raw_families)
+    ):
+        raise StudyError(
+            f'{source}: [study] families must be "all", a comma-separated text or a list of '
+            f"names, got {shown(raw_families)}."
+        )
     try:
-        families = resolve_families(study.get("families", "all"))
+        families = resolve_families(raw_families)
     except ValueError as exc:
         raise StudyError(f"{source}: [study] families: {exc}.") from None
-    fam_params = data.get("perturbations", {})
-    for fam in fam_params:
+    fam_params = as_table(data.get("perturbations", {}), f"{source}: [perturbations]")
+    for fam, params in fam_params.items():
         if fam not in families:
             raise StudyError(
                 f"{source}: [perturbations.{fam}] names a family the study does not run."
             )
-    items = study.get("items", [])
-    if isinstance(items, str):
-        items = [items]
+        as_table(params, f"{source}: [perturbations.{fam}]")
+    sources = _item_sources(study.get("items", []), data.get("items", []), source)
     models_raw = data.get("models") or [{}]
     if isinstance(models_raw, Mapping):
         models_raw = [models_raw]
+    if not isinstance(models_raw, list):
+        raise StudyError(f"{source}: [[models]] must be tables, got {shown(models_raw)}.")
     models = []
     for i, m in enumerate(models_raw):
+        m = as_table(m, f"{source}: [[models]] #{i + 1}")
         _check_keys(
             f"[[models]] #{i + 1}",
             {k: v for k, v in m.items() if k != "options"},
@@ -241,7 +323,10 @@ def study_from_dict(
         )
         if "conflict" in study:  # [study] conflict: the default of every model
             m = {"conflict": study["conflict"], **m}
-        models.append(ModelConfig(**m))
+        try:
+            models.append(ModelConfig(**m))
+        except StudyError as exc:
+            raise StudyError(f"{source}: [[models]] #{i + 1}: {exc}") from None
     names = [m.name for m in models]
     if len(set(names)) != len(names):
         raise StudyError(
@@ -252,16 +337,18 @@ def study_from_dict(
         study.get(k, d)
         for k, d in (("n_variants", 5), ("shots", 0), ("seed", 0), ("items_per_dataset", 0))
     )
-    for key, value in (
-        ("n_variants", n_variants),
-        ("shots", shots),
-        ("seed", seed),
-        ("items_per_dataset", per),
+    for key, value, high in (
+        ("n_variants", n_variants, MAX_VARIANTS),
+        ("shots", shots, MAX_SHOTS),
+        ("seed", seed, MAX_INT),
+        ("items_per_dataset", per, MAX_INT),
     ):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise StudyError(f"{source}: [study] {key} must be a whole number >= 0, got {value!r}.")
-    name = str(study.get("name", Path(source).stem))
-    table = str(output.get("table", f"results/{name}.parquet"))
+        as_whole(value, f"{source}: [study] {key}", 0, high)
+    name = as_text(study.get("name", Path(source).stem), f"{source}: [study] name")
+    table = as_text(output.get("table", f"results/{name}.parquet"), f"{source}: [output] table")
+    cache = output.get("cache")
+    if cache is not None:
+        as_text(cache, f"{source}: [output] cache")
     if not table.endswith(".parquet"):
         raise StudyError(
             f"{source}: [output] table {table!r} must end in .parquet (the table "
@@ -278,10 +365,13 @@ def study_from_dict(
                 f"{source}: [perturbations.{fam}] has no parameter "
                 f"{unknown[0]!r}; it takes {', '.join(sorted(known)) or 'none'}."
             )
+        for key, value in params.items():
+            check_parameter(f"{source}: [perturbations.{fam}] {key}", key, value, known[key])
     return StudyConfig(
         name=name,
         seed=seed,
-        items=tuple(str(p) for p in items),
+        items=tuple(src.path for src in sources),
+        item_sources=sources,
         items_per_dataset=per,
         families=families,
         n_variants=n_variants,
@@ -290,6 +380,95 @@ def study_from_dict(
         perturbations={k: dict(v) for k, v in fam_params.items()},
         models=tuple(models),
         table=table,
-        cache=output.get("cache"),
+        cache=cache,
         base_dir=str(base_dir),
     )
+
+
+def _item_sources(paths: Any, tables: Any, source: str) -> tuple[ItemSource, ...]:
+    """``[study] items`` (a path or a list of paths) and ``[[items]]`` tables, in that order.
+
+    ``[study] items`` may also hold tables, as :meth:`StudyConfig.to_dict` writes them, so a
+    stored configuration reads back.
+    """
+    if isinstance(paths, str):
+        paths = [paths]
+    if not isinstance(paths, list) or not all(isinstance(p, str | Mapping) for p in paths):
+        raise StudyError(
+            f"{source}: [study] items must be a path or a list of paths, got {shown(paths)}."
+        )
+    if isinstance(tables, Mapping):
+        tables = [tables]
+    if not isinstance(tables, list):
+        raise StudyError(f"{source}: [[items]] must be tables, got {shown(tables)}.")
+    out = []
+    labels = [f"[study] items #{i + 1}" for i in range(len(paths))]
+    labels += [f"[[items]] #{i + 1}" for i in range(len(tables))]
+    for label, raw in zip(labels, [*paths, *tables], strict=True):
+        if isinstance(raw, str):
+            out.append(ItemSource(raw))
+            continue
+        where = f"{source}: {label}"
+        entry = as_table(raw, where)
+        _check_keys(label, entry, _SOURCE_KEYS, source)
+        if "path" not in entry:
+            raise StudyError(f"{where} needs a path.")
+        path = as_text(entry["path"], f"{where} path")
+        mapping: dict[str, str | tuple[str, ...]] = {}
+        for key, column in as_table(entry.get("mapping", {}), f"{where} mapping").items():
+            if key not in ITEM_FIELDS:
+                raise StudyError(
+                    f"{where} mapping: unknown field {shown(key)}; map {', '.join(ITEM_FIELDS)}."
+                )
+            if isinstance(column, list) and key == "options":
+                if not column or not all(isinstance(c, str) for c in column):
+                    raise StudyError(f"{where} mapping options must list column names.")
+                mapping[key] = tuple(column)
+            else:
+                mapping[key] = as_text(column, f"{where} mapping {key}")
+        dataset_type = entry.get("dataset_type")
+        if dataset_type is not None:
+            as_text(dataset_type, f"{where} dataset_type", DATASET_TYPES)
+        for key in ("dataset", "split"):
+            if entry.get(key) is not None:
+                as_text(entry[key], f"{where} {key}")
+        out.append(
+            ItemSource(path, mapping, entry.get("dataset"), dataset_type, entry.get("split"))
+        )
+    return tuple(out)
+
+
+def load_study_items(config: StudyConfig) -> list[Item]:
+    """Every item of the study's sources, in order (the bundled demo items when it names none).
+
+    Item ids must be unique within a dataset and a dataset has one type across all sources,
+    as within one call of :func:`robustness.load_items`.
+    """
+    if not config.sources:
+        return demo_items()
+    items: list[Item] = []
+    seen: dict[tuple[str, str], str] = {}
+    kinds: dict[str, tuple[str, str]] = {}
+    for src in config.sources:
+        path = config.path(src.path)
+        for item in load_items(
+            path,
+            mapping=dict(src.mapping),
+            dataset=src.dataset,
+            dataset_type=src.dataset_type,
+            split=src.split,
+        ):
+            if item.key in seen and seen[item.key] != str(path):
+                raise StudyError(
+                    f"{path}: item {shown(item.item_id)} of dataset {shown(item.dataset)} is "
+                    f"also in {seen[item.key]}; give the files distinct dataset names."
+                )
+            seen[item.key] = str(path)
+            kind, first = kinds.setdefault(item.dataset, (item.dataset_type, str(path)))
+            if kind != item.dataset_type:
+                raise StudyError(
+                    f"{path}: dataset {shown(item.dataset)} is {item.dataset_type} here but "
+                    f"{kind} in {first}; give the two sets of items distinct dataset names."
+                )
+            items.append(item)
+    return items

@@ -10,6 +10,7 @@ study configuration in their metadata; CSV is offered for R users.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,8 @@ import pandas as pd
 
 from robustness import names
 from robustness.errors import TableError as TableError  # re-exported: analyses import it here
+from robustness.table_values import COERCE, fail, where
+from robustness.text_safety import shown
 
 METADATA_KEY = b"robustness"
 
@@ -97,120 +100,6 @@ DATASET_TYPES = frozenset(names.DATASET_TYPES)
 MODES = frozenset(names.MODES)
 SCALES = frozenset(names.SCALES)
 
-_TRUE = frozenset({"true", "1", "yes", "t"})
-_FALSE = frozenset({"false", "0", "no", "f"})
-
-
-def _where(df: pd.DataFrame, pos: int) -> str:
-    """Name a row for an error message: its position and, where present, its key."""
-    parts = [f"row {pos}"]
-    keys = [c for c in ("model", "item_id", "variant_id") if c in df.columns]
-    if keys:
-        row = df.iloc[pos]
-        parts.append("(" + ", ".join(f"{c}={row[c]!r}" for c in keys) + ")")
-    return " ".join(parts)
-
-
-def _fail(df: pd.DataFrame, column: str, mask: np.ndarray, what: str) -> None:
-    bad = np.flatnonzero(mask)
-    if bad.size:
-        pos = int(bad[0])
-        value = df[column].iloc[pos]
-        more = f" ({bad.size - 1} more rows like it)" if bad.size > 1 else ""
-        raise TableError(f"column {column!r}, {_where(df, pos)}: {value!r} {what}{more}.")
-
-
-def _coerce_bool(series: pd.Series, column: str, df: pd.DataFrame) -> pd.Series:
-    if pd.api.types.is_bool_dtype(series):
-        return series.astype("boolean")
-    values = series.astype(object)
-    out = pd.array([pd.NA] * len(values), dtype="boolean")
-    missing = values.isna().to_numpy()
-    text = values.astype(str).str.strip().str.lower()
-    numeric = pd.to_numeric(values, errors="coerce")  # 1.0 / 0.0 from CSV
-    is_true = np.array(text.isin(_TRUE) | (numeric == 1), dtype=bool) & ~missing
-    is_false = np.array(text.isin(_FALSE) | (numeric == 0), dtype=bool) & ~missing
-    _fail(df, column, ~(missing | is_true | is_false), "is not a boolean")
-    out[is_true] = True
-    out[is_false] = False
-    return pd.Series(out, index=series.index, name=column)
-
-
-def _coerce_int(series: pd.Series, column: str, df: pd.DataFrame) -> pd.Series:
-    if pd.api.types.is_integer_dtype(series):
-        return series.astype("Int64")
-    numeric = pd.to_numeric(series, errors="coerce")
-    _fail(df, column, (numeric.isna() & series.notna()).to_numpy(), "is not a number")
-    frac = numeric.notna() & (numeric != np.round(numeric))
-    _fail(df, column, frac.to_numpy(), "is not a whole number")
-    return numeric.round().astype("Int64")
-
-
-def _coerce_float(series: pd.Series, column: str, df: pd.DataFrame) -> pd.Series:
-    numeric = pd.to_numeric(series, errors="coerce")
-    _fail(df, column, (numeric.isna() & series.notna()).to_numpy(), "is not a number")
-    return numeric.astype("float64")
-
-
-def _parse_probs(value: Any) -> Any:
-    if value is None or (isinstance(value, float) and np.isnan(value)):
-        return None
-    if isinstance(value, str):
-        value = json.loads(value)
-    return [float(v) for v in value]
-
-
-def _coerce_probs(series: pd.Series, column: str, df: pd.DataFrame) -> pd.Series:
-    parsed: list[Any] = []
-    for pos, value in enumerate(series.to_numpy(dtype=object)):
-        try:
-            parsed.append(_parse_probs(value))
-        except (ValueError, TypeError) as exc:
-            raise TableError(
-                f"column {column!r}, {_where(df, pos)}: {value!r} is not a list of "
-                f"probabilities ({exc})."
-            ) from None
-    return pd.Series(parsed, index=series.index, name=column, dtype=object)
-
-
-def _coerce_json(series: pd.Series, column: str, df: pd.DataFrame) -> pd.Series:
-    out: list[Any] = []
-    for pos, value in enumerate(series.to_numpy(dtype=object)):
-        if value is None or (isinstance(value, float) and np.isnan(value)):
-            out.append(None)
-            continue
-        if isinstance(value, Mapping):
-            out.append(json.dumps(value, sort_keys=True))
-            continue
-        try:
-            json.loads(value)
-        except (ValueError, TypeError):
-            raise TableError(
-                f"column {column!r}, {_where(df, pos)}: {value!r} is not a JSON object."
-            ) from None
-        out.append(value)
-    return pd.Series(out, index=series.index, name=column, dtype=object)
-
-
-def _coerce_str(series: pd.Series, column: str, df: pd.DataFrame) -> pd.Series:
-    values = series.astype(object)
-    present = series.notna().to_numpy()
-    if pd.api.types.infer_dtype(values[present], skipna=True) in ("string", "empty"):
-        return values.where(present, None)
-    return values.where(present, None).map(
-        lambda v: v if v is None or isinstance(v, str) else str(v)
-    )
-
-
-_COERCE = {
-    "bool": _coerce_bool,
-    "int": _coerce_int,
-    "float": _coerce_float,
-    "probs": _coerce_probs,
-    "json": _coerce_json,
-    "str": _coerce_str,
-}
-
 
 def normalize(df: pd.DataFrame) -> pd.DataFrame:
     """Return a copy of ``df`` with every known column in its canonical dtype.
@@ -218,11 +107,24 @@ def normalize(df: pd.DataFrame) -> pd.DataFrame:
     Values that cannot be converted raise :class:`TableError` naming the column
     and the row.  Unknown columns are kept as they are.
     """
+    _check_columns(df)
     out = df.reset_index(drop=True).copy()
     for name, col in COLUMNS.items():
         if name in out.columns:
-            out[name] = _COERCE[col.kind](out[name], name, out)
+            out[name] = COERCE[col.kind](out[name], name, out)
     return out
+
+
+def _check_columns(df: Any) -> None:
+    if not isinstance(df, pd.DataFrame):
+        raise TableError(f"a long table must be a pandas DataFrame, not {type(df).__name__}.")
+    names = list(df.columns)
+    odd = [c for c in names if not isinstance(c, str)]
+    if odd:
+        raise TableError(f"column name {shown(odd[0])} is not text; name every column.")
+    twice = sorted({c for c in names if names.count(c) > 1}) if len(set(names)) < len(names) else []
+    if twice:
+        raise TableError(f"column {shown(twice[0])} appears {names.count(twice[0])} times.")
 
 
 def validate(
@@ -250,8 +152,7 @@ def validate(
     >>> len(validate(t, ANALYSIS_COLUMNS))
     1
     """
-    if not isinstance(df, pd.DataFrame):
-        raise TableError(f"a long table must be a pandas DataFrame, not {type(df).__name__}.")
+    _check_columns(df)
     need = (
         list(required) if required is not None else [c for c in COLUMNS if c not in OPTIONAL_EXTRAS]
     )
@@ -266,11 +167,11 @@ def validate(
 
     for name, col in COLUMNS.items():
         if name in t.columns and not col.nullable:
-            _fail(t, name, t[name].isna().to_numpy(), "is missing where a value is required")
+            fail(t, name, t[name].isna().to_numpy(), "is missing where a value is required")
     for name in ("item_id", "category", "variant_id", "model", "dataset"):
         if name in t.columns:
             empty = t[name].astype("string").str.strip().eq("").fillna(False)
-            _fail(t, name, empty.to_numpy(dtype=bool), "is an empty string")
+            fail(t, name, empty.to_numpy(dtype=bool), "is an empty string")
 
     _check_values(t, "dataset_type", DATASET_TYPES)
     if {"dataset", "dataset_type"} <= set(t.columns):
@@ -282,7 +183,7 @@ def validate(
             obj = np.flatnonzero(mine & (t["dataset_type"] == "objective").to_numpy())[0]
             subj = np.flatnonzero(mine & (t["dataset_type"] == "subjective").to_numpy())[0]
             raise TableError(
-                f"column 'dataset_type': dataset {name!r} is objective in row {obj} but "
+                f"column 'dataset_type': dataset {shown(name)} is objective in row {obj} but "
                 f"subjective in row {subj}; one dataset has one type."
             )
     _check_values(t, "mode", MODES)
@@ -290,49 +191,50 @@ def validate(
 
     if "answer" in t.columns:
         ans = t["answer"]
-        _fail(t, "answer", (ans < 0).fillna(False).to_numpy(dtype=bool), "is negative")
+        fail(t, "answer", (ans < 0).fillna(False).to_numpy(dtype=bool), "is negative")
         if "n_options" in t.columns:
             over = (ans >= t["n_options"]).fillna(False).to_numpy(dtype=bool)
-            _fail(t, "answer", over, "is not below the row's n_options")
+            fail(t, "answer", over, "is not below the row's n_options")
         if "valid" in t.columns:
             valid = t["valid"].fillna(False).to_numpy(dtype=bool)
-            _fail(t, "answer", valid & ans.isna().to_numpy(), "is missing on a row marked valid")
-            _fail(
+            fail(t, "answer", valid & ans.isna().to_numpy(), "is missing on a row marked valid")
+            fail(
                 t,
                 "answer",
                 ~valid & ans.notna().to_numpy(),
                 "is set on a row marked invalid (valid=False)",
             )
     if "n_options" in t.columns:
-        _fail(t, "n_options", (t["n_options"] < 2).fillna(False).to_numpy(dtype=bool), "is below 2")
+        fail(t, "n_options", (t["n_options"] < 2).fillna(False).to_numpy(dtype=bool), "is below 2")
     if "gold" in t.columns:
-        _fail(t, "gold", (t["gold"] < 0).fillna(False).to_numpy(dtype=bool), "is negative")
+        fail(t, "gold", (t["gold"] < 0).fillna(False).to_numpy(dtype=bool), "is negative")
         if "dataset_type" in t.columns:
             subjective = (t["dataset_type"] == "subjective").to_numpy()
-            _fail(
+            fail(
                 t, "gold", subjective & t["gold"].notna().to_numpy(), "is set on a subjective item"
             )
     if {"correct", "gold", "answer"} <= set(t.columns):
         both = t["gold"].notna() & t["answer"].notna() & t["correct"].notna()
         wrong = both & ((t["answer"] == t["gold"]) != t["correct"])
-        _fail(
+        fail(
             t, "correct", wrong.fillna(False).to_numpy(dtype=bool), "disagrees with answer == gold"
         )
     if "confidence" in t.columns:
         c = t["confidence"]
-        _fail(t, "confidence", ((c < 0) | (c > 1 + 1e-6)).to_numpy(), "is not a probability")
+        fail(t, "confidence", ((c < 0) | (c > 1 + 1e-6)).to_numpy(), "is not a probability")
     if "option_probs" in t.columns:
         _check_probs(t)
+    _check_nesting(t)
 
     keys = [c for c in KEY_COLUMNS if c in t.columns]
-    dup = t.duplicated(subset=keys, keep=False).to_numpy()
+    dup = t.duplicated(subset=keys, keep=False).to_numpy() if keys else np.zeros(len(t), bool)
     if dup.any():
         rows = np.flatnonzero(dup)
         first = t.iloc[rows[0]]
         twin = rows[1:][(t.iloc[rows[1:]][keys] == first[keys]).all(axis=1).to_numpy()][0]
         raise TableError(
             f"rows {rows[0]} and {twin} share the key "
-            + ", ".join(f"{k}={first[k]!r}" for k in keys)
+            + ", ".join(f"{k}={shown(first[k], 40)}" for k in keys)
             + f"; each model x item x category x variant must appear once ({rows.size} rows "
             "are duplicated)."
         )
@@ -342,46 +244,161 @@ def validate(
 def _check_values(t: pd.DataFrame, column: str, allowed: frozenset[str]) -> None:
     if column in t.columns:
         bad = t[column].notna() & ~t[column].isin(allowed)
-        _fail(t, column, bad.to_numpy(), f"is not one of {sorted(allowed)}")
+        fail(t, column, bad.to_numpy(), f"is not one of {sorted(allowed)}")
+
+
+#: Deepest nesting of lists and objects accepted in a column the schema does not know
+#: (deeper values exhaust Python's recursion and abort pyarrow's writer).
+MAX_DEPTH = 32
+
+
+def _check_nesting(t: pd.DataFrame) -> None:
+    """Cells of unknown columns nested deeper than :data:`MAX_DEPTH` are named."""
+    for column in t.columns:
+        if column in COLUMNS or t[column].dtype != object:
+            continue
+        for pos, value in enumerate(t[column].to_numpy(dtype=object)):
+            if not isinstance(value, list | tuple | dict | np.ndarray):
+                continue
+            stack = [(value, 1)]
+            while stack:
+                inner, depth = stack.pop()
+                if depth > MAX_DEPTH:
+                    raise TableError(
+                        f"column {column!r}, {where(t, pos)}: lists or objects nested more "
+                        f"than {MAX_DEPTH} levels deep."
+                    )
+                children = inner.values() if isinstance(inner, dict) else inner
+                stack.extend(
+                    (c, depth + 1)
+                    for c in children
+                    if isinstance(c, list | tuple | dict | np.ndarray)
+                )
 
 
 def _check_probs(t: pd.DataFrame) -> None:
-    for pos, probs in enumerate(t["option_probs"].to_numpy(dtype=object)):
-        if probs is None:
-            continue
-        arr = np.asarray(probs, dtype=float)
-        if arr.size < 2 or np.any(arr < -1e-9) or abs(arr.sum() - 1.0) > 1e-4:
-            raise TableError(
-                f"column 'option_probs', {_where(t, pos)}: {list(probs)!r} is not a probability "
-                "vector over two or more options."
+    """Every probability vector: finite, non-negative, summing to 1, as long as n_options.
+
+    Vectorised by vector length (one NumPy array per length), so the cost is a few passes
+    over the column; the first faulty row is named.
+    """
+    probs = t["option_probs"].to_numpy(dtype=object)
+    lengths = np.fromiter((-1 if p is None else len(p) for p in probs), dtype=np.int64)
+    bad = np.zeros(len(probs), dtype=bool)
+    for k in np.unique(lengths[lengths >= 0]):
+        rows = np.flatnonzero(lengths == k)
+        arr = np.array([probs[i] for i in rows], dtype=float).reshape(len(rows), int(k))
+        with np.errstate(invalid="ignore"):
+            ok = (
+                np.isfinite(arr).all(axis=1)
+                & (arr >= -1e-9).all(axis=1)
+                & (np.abs(arr.sum(axis=1) - 1.0) <= 1e-4)
             )
-        k = t["n_options"].iloc[pos] if "n_options" in t.columns else None
-        if k is not None and not pd.isna(k) and arr.size != int(k):
-            raise TableError(
-                f"column 'option_probs', {_where(t, pos)}: has {arr.size} entries but "
-                f"n_options is {int(k)}."
-            )
+        bad[rows] = ~ok if k >= 2 else True
+    wrong_k = np.zeros(len(probs), dtype=bool)
+    if "n_options" in t.columns:
+        k_col = t["n_options"].to_numpy(dtype="float64", na_value=np.nan)
+        wrong_k = (lengths >= 0) & ~np.isnan(k_col) & (lengths != k_col)
+    first = np.flatnonzero(bad | wrong_k)
+    if not first.size:
+        return
+    pos = int(first[0])
+    if bad[pos]:
+        raise TableError(
+            f"column 'option_probs', {where(t, pos)}: {shown(list(probs[pos]))} is not a "
+            "probability vector over two or more options."
+        )
+    raise TableError(
+        f"column 'option_probs', {where(t, pos)}: has {lengths[pos]} entries but "
+        f"n_options is {int(t['n_options'].iloc[pos])}."
+    )
 
 
 # ----------------------------------------------------------------------------- I/O
 
 
 def write_parquet(df: pd.DataFrame, path: str | Path, metadata: Mapping[str, Any]) -> Path:
-    """Write a validated table to Parquet with ``metadata`` (version, study config) attached."""
+    """Write a validated table to Parquet with ``metadata`` (version, study config) attached.
+
+    The file is written beside ``path`` under a temporary name and renamed into place, so a
+    process killed while writing leaves the previous table (or none), never half of one; a
+    table that cannot be written raises :class:`TableError` and leaves no temporary file.
+    """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     t = validate(df, required=[c for c in ANALYSIS_COLUMNS])
-    table = pa.Table.from_pandas(t, preserve_index=False)
-    meta = dict(table.schema.metadata or {})
-    meta[METADATA_KEY] = json.dumps(metadata, sort_keys=True, default=str).encode()
-    table = table.replace_schema_metadata(meta)
     tmp = path.with_name(path.name + ".tmp")
-    pq.write_table(table, tmp)
-    tmp.replace(path)
+    try:
+        table = pa.Table.from_pandas(t, preserve_index=False)
+        meta = dict(table.schema.metadata or {})
+        meta[METADATA_KEY] = json.dumps(metadata, sort_keys=True, default=str).encode()
+        table = table.replace_schema_metadata(meta)
+        pq.write_table(table, tmp)
+        _replace(tmp, path)
+    except (pa.ArrowException, UnicodeError, ValueError, TypeError, RecursionError) as exc:
+        tmp.unlink(missing_ok=True)
+        raise TableError(f"{path}: the table cannot be written ({_unwritable(t, exc)}).") from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     return path
+
+
+def _replace(tmp: Path, path: Path) -> None:
+    """Flush ``tmp`` to disk and rename it over ``path`` (atomic within one folder)."""
+    fd = os.open(tmp, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+def _unwritable(t: pd.DataFrame, exc: BaseException) -> str:
+    """Name the first cell that cannot be stored as UTF-8 text, else the writer's reason."""
+    for column in t.columns:
+        values = t[column]
+        if values.dtype != object:
+            continue
+        for pos, value in enumerate(values.to_numpy(dtype=object)):
+            if isinstance(value, str):
+                try:
+                    value.encode("utf-8")
+                except UnicodeEncodeError:
+                    return (
+                        f"column {column!r}, {where(t, pos)}: {shown(value)} holds a lone "
+                        "surrogate, which is not a character"
+                    )
+    lines = str(exc).strip().splitlines()
+    return lines[0][:200] if lines else type(exc).__name__
+
+
+def table_warnings(t: pd.DataFrame) -> list[str]:
+    """What a valid table lacks for some analyses, one sentence each (empty: nothing).
+
+    A table without ``original`` rows has no reference for flip rates, accuracy drops and
+    POSIX, which compare every variant with the unperturbed prompt.
+    """
+    out = []
+    if "category" in t.columns and len(t):
+        models = t.loc[t["category"] == "original", "model"] if "model" in t.columns else None
+        if models is None or models.empty:
+            out.append(
+                "the table has no 'original' rows, so flip rates, accuracy drops and POSIX "
+                "(which compare each variant with the unperturbed prompt) cannot be computed."
+            )
+        elif "model" in t.columns:
+            lacking = sorted(set(t["model"].dropna()) - set(models.dropna()))
+            if lacking:
+                out.append(
+                    f"model {shown(lacking[0])} has no 'original' rows"
+                    + (f" (nor {len(lacking) - 1} more models)" if len(lacking) > 1 else "")
+                    + "; its flip rates and POSIX cannot be computed."
+                )
+    return out
 
 
 def read_metadata(path: str | Path) -> dict[str, Any]:
@@ -402,7 +419,18 @@ def write_csv(df: pd.DataFrame, path: str | Path) -> Path:
         out["option_probs"] = out["option_probs"].map(
             lambda v: None if v is None else json.dumps([float(x) for x in v])
         )
-    out.to_csv(path, index=False)
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        out.to_csv(tmp, index=False)
+        _replace(tmp, path)
+    except UnicodeError as exc:
+        tmp.unlink(missing_ok=True)
+        raise TableError(
+            f"{path}: the table cannot be written ({_unwritable(out, exc)})."
+        ) from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     return path
 
 
@@ -433,7 +461,9 @@ def read_table(path: str | Path, required: Iterable[str] | None = ANALYSIS_COLUM
     except TableError:
         raise
     except Exception as exc:  # pyarrow / parser errors
-        raise TableError(f"{path}: cannot be read as a table ({exc}).") from None
+        lines = str(exc).strip().splitlines()
+        reason = lines[0][:200] if lines else type(exc).__name__
+        raise TableError(f"{path}: cannot be read as a table ({reason}).") from None
     try:
         return validate(df, required)
     except TableError as exc:

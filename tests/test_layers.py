@@ -39,6 +39,9 @@ CORE = frozenset(
         "robustness.loaders",
         "robustness.answer_parser",
         "robustness.cache",
+        "robustness.text_safety",
+        "robustness.item_files",
+        "robustness.table_values",
     }
 )
 #: The middle layer: packages that may import only the core and themselves.

@@ -76,7 +76,11 @@ def test_json_and_toml_blocks_are_valid(tmp_path):
     assert rb.load_items(path)[0].answer == 1
     backends = []
     for toml in blocks("toml"):
-        (model,) = study_from_dict(tomllib.loads(toml)).models
+        config = study_from_dict(tomllib.loads(toml))
+        if "[[items]]" in toml:  # an item source with a mapping
+            assert config.sources[0].mapping["options"] == ("A", "B", "C", "D")
+            continue
+        (model,) = config.models
         backends.append(model.backend)
         if model.backend == "openai":
             assert model.options["base_url"].startswith("http://127.0.0.1")

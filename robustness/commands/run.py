@@ -1,4 +1,9 @@
-"""``robustness run``: a study file in, the long table out, with a progress bar per model."""
+"""``robustness run``: a study file in, the long table out, with a progress bar per model.
+
+After the table is written, :func:`run_problems` decides whether the run failed: a model that
+answered none of its prompts (every row an ``error: ...`` row), or a share of error rows above
+``--max-error-rate``. The summary names each failed model and why, once; the command exits 1.
+"""
 
 from __future__ import annotations
 
@@ -21,6 +26,7 @@ from rich.progress import (
 
 from robustness.run import run_study
 from robustness.study import load_study
+from robustness.text_safety import for_terminal
 
 
 class RateColumn(TextColumn):
@@ -51,14 +57,63 @@ def progress_bars(console: Console) -> tuple[Progress, Any]:
 
     def update(model: str, done: int, total: int) -> None:
         if model not in tasks:
-            tasks[model] = bars.add_task(escape(model), total=total)
+            tasks[model] = bars.add_task(escape(for_terminal(model, 60)), total=total)
         bars.update(tasks[model], completed=done, total=total)
 
     return bars, update
 
 
+def _error_rows(table: pd.DataFrame) -> pd.Series:
+    if "invalid_reason" not in table.columns or not len(table):
+        return pd.Series(False, index=table.index)
+    reason = table["invalid_reason"].astype("string")
+    return reason.str.startswith("error:").fillna(False).astype(bool)
+
+
+def _reason(invalid_reason: str) -> str:
+    return for_terminal(str(invalid_reason).removeprefix("error:").strip(), 300)
+
+
+def run_problems(table: pd.DataFrame, max_error_rate: float = 0.05) -> list[str]:
+    """Why a run failed, one sentence per failure (empty: it did not).
+
+    A model fails when it answered none of its prompts (every row is an error row); the run
+    fails when the share of error rows over all models exceeds ``max_error_rate``. Each
+    sentence names the model and its first error message once, however many rows repeat it.
+    """
+    if not len(table):
+        return []
+    errors = _error_rows(table)
+    out: list[str] = []
+    failed: set[str] = set()
+    for model, rows in errors.groupby(table["model"], sort=False):
+        if rows.all():
+            failed.add(model)
+            out.append(
+                f"model {for_terminal(model, 80)!r} answered none of its {len(rows)} prompts: "
+                f"{_reason(table.loc[rows.index[0], 'invalid_reason'])}"
+            )
+    share = float(errors.mean())
+    if share > max_error_rate:
+        sentence = (
+            f"{int(errors.sum())} of {len(table)} rows ({share:.1%}) are model errors, more "
+            f"than --max-error-rate {max_error_rate:.1%}"
+        )
+        worst = table.loc[errors, "model"].value_counts().index[0]
+        if worst not in failed:
+            first = table.loc[errors & (table["model"] == worst), "invalid_reason"].iloc[0]
+            sentence += f"; most from model {for_terminal(worst, 80)!r}: {_reason(first)}"
+        out.append(sentence)
+    return out
+
+
 def summarise(
-    console: Console, table: pd.DataFrame, meta: dict[str, Any], path: Path, seconds: float
+    console: Console,
+    table: pd.DataFrame,
+    meta: dict[str, Any],
+    path: Path,
+    seconds: float,
+    problems: list[str] | None = None,
 ) -> None:
     valid = table["valid"].mean() if len(table) else float("nan")
     console.print(
@@ -69,10 +124,13 @@ def summarise(
     for name, entry in meta.get("models", {}).items():
         cache = entry.get("cache", {})
         line = (
-            f"  {escape(name)}: dtype {entry.get('runner', {}).get('dtype', '?')}, batch "
+            f"  {escape(for_terminal(name, 80))}: dtype "
+            f"{entry.get('runner', {}).get('dtype', '?')}, batch "
             f"{entry.get('runner', {}).get('batch_size', '?')}, cache hits "
             f"{cache.get('hits', 0)}, model calls {cache.get('model_calls', 0)}"
         )
+        if cache.get("unreadable"):
+            line += f", {cache['unreadable']} unreadable cache entries recomputed"
         floor = entry.get("noise_floor")
         if floor:
             line += (
@@ -80,7 +138,9 @@ def summarise(
                 f"and precision alone (max |dp| {floor['max_abs_prob_diff']:.2e})"
             )
         console.print(line)
-    console.print(f"table: {escape(str(path))}")
+    console.print(f"table: {escape(for_terminal(path, None))}")
+    for problem in problems or []:
+        console.print(f"[bold red]failed:[/] {escape(problem)}")
 
 
 def run_command(
@@ -91,7 +151,11 @@ def run_command(
     csv: bool,
     ray: str | None = None,
     workers: int = 2,
-) -> pd.DataFrame:
+    *,
+    max_error_rate: float = 0.05,
+) -> list[str]:
+    """Run the study, write its table, print the summary; return why the run failed (if it
+    did, see :func:`run_problems`)."""
     config = load_study(study)
     console = Console()
     bars, update = progress_bars(console)
@@ -107,5 +171,6 @@ def run_command(
             ray=ray,
             workers=workers,
         )
-    summarise(console, table, meta, config.table_path, time.perf_counter() - start)
-    return table
+    problems = run_problems(table, max_error_rate)
+    summarise(console, table, meta, config.table_path, time.perf_counter() - start, problems)
+    return problems

