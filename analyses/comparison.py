@@ -34,6 +34,7 @@ from analyses.bootstrap import bootstrap_items
 __all__ = [
     "INVALID_REASONS",
     "TYPE_TABLE_COLUMNS",
+    "common_families",
     "invalid_as_disagreement",
     "invalid_gaps",
     "invalid_rates",
@@ -84,6 +85,16 @@ def shared_families(items: pd.DataFrame) -> tuple[list[str], dict[str, list[str]
     shared = sorted(have["objective"] & have["subjective"])
     only = {t: sorted(have[t] - set(shared)) for t in TYPES}
     return shared, only
+
+
+def common_families(items: pd.DataFrame) -> list[str]:
+    """The families every model has with a defined C_i on both dataset types, sorted.
+
+    The pooled comparison averages these only, so no family enters one side from a model
+    that lacks it on the other side.
+    """
+    sets = [set(shared_families(g)[0]) for _, g in items.groupby("model", sort=True)]
+    return sorted(set.intersection(*sets)) if sets else []
 
 
 def _one_table(
@@ -143,7 +154,8 @@ def type_table(
         ``analyses.item_agreement`` output (one row per prompt set).
     by_model
         One block per model (default); False pools the models into one block whose
-        ``model`` column says ``pooled`` (each model's prompt set of an item counts once).
+        ``model`` column says ``pooled`` (each model's prompt set of an item counts once);
+        its ``all`` row pools the families every model has on both types.
     n_boot, seed
         Item-bootstrap replicates (stratified by dataset) and their seed.
 
@@ -170,8 +182,7 @@ def type_table(
     if x.empty:
         return pd.DataFrame(columns=TYPE_TABLE_COLUMNS)
     if not by_model:
-        shared, _ = shared_families(x)
-        return _one_table(x, POOLED, n_boot, seed, shared)
+        return _one_table(x, POOLED, n_boot, seed, common_families(x))
     frames = []
     for model, g in x.groupby("model", sort=True):
         shared, _ = shared_families(g)
@@ -250,9 +261,10 @@ def invalid_gaps(rates: pd.DataFrame, margin: float = 0.10) -> pd.DataFrame:
 def invalid_as_disagreement(t: pd.DataFrame) -> pd.DataFrame:
     """The table with every invalid answer turned into a vote that agrees with nothing.
 
-    Each invalid row becomes valid with an answer of its own (``n_options`` + its row
-    number, never shown and never equal to another), so it counts in N_i of its prompt
-    set, lowers C_i = max_y n_i(y) / N_i, and its ``agree`` flag is 0. Used for the
+    Each invalid row becomes valid with an answer of its own (1,000,000 + its position,
+    never a real option and never equal to another), so it counts in N_i of its prompt set
+    and lowers C_i = max_y n_i(y) / N_i; its ``agree`` flag is 0 unless the whole set is
+    invalid (then every answer is a mode, the tie rule picks one and C_i = 1 / N_i). Used for the
     sensitivity analysis: does the objective - subjective comparison survive when an
     unparseable answer counts as instability rather than being left out?
 

@@ -78,7 +78,7 @@ def print_summary(res: AnalysisResult, console: Any = None) -> None:
     con.print(t)
     _wald(
         con,
-        "Type model: agree ~ model + dataset_type * category + model:category (Wald)",
+        f"Type model: {res.formula} (Wald)",
         res.tables.get("wald_type2"),
         res.tables.get("wald_type3"),
     )

@@ -41,6 +41,11 @@ CONTRAST_COLUMNS = [
 ]
 
 
+def _item_key(frame: pd.DataFrame) -> pd.Series:
+    """An item is (dataset, item_id): ids repeat across datasets."""
+    return frame["dataset"].astype(str) + "\x1f" + frame["item_id"].astype(str)
+
+
 def _why_not(category: str, items: pd.DataFrame, present: set[str], min_items: int) -> str:
     if category not in present:
         return "no variants in the table"
@@ -55,7 +60,7 @@ def _why_not(category: str, items: pd.DataFrame, present: set[str], min_items: i
             f"no {lacking[0]} prompt set has two valid answers (agreement is undefined for a "
             "single answer; see the flip rate)"
         )
-    counts = defined.groupby("dataset_type")["item_id"].nunique()
+    counts = defined.assign(_item=_item_key(defined)).groupby("dataset_type")["_item"].nunique()
     thin = [f"{t} {int(counts.get(t, 0))}" for t in ("objective", "subjective")]
     if min(int(counts.get(t, 0)) for t in ("objective", "subjective")) < min_items:
         return f"too few items ({', '.join(thin)}; at least {min_items} per type)"
@@ -95,7 +100,11 @@ def contrast_rows(
     order = list(dict.fromkeys([*families, *sorted(present)]))
     fit = contrasts.set_index("category") if len(contrasts) else pd.DataFrame()
     defined = pert[pert["c_i"].notna()]
-    n_items = defined.groupby(["category", "dataset_type"])["item_id"].nunique()
+    n_items = (
+        defined.assign(_item=_item_key(defined))
+        .groupby(["category", "dataset_type"])["_item"]
+        .nunique()
+    )
     rows = []
     for cat in order:
         n_obj = int(n_items.get((cat, "objective"), 0))

@@ -111,6 +111,12 @@ def _fit(t: pd.DataFrame, ps: PromptSets, formula: str, cluster: str, label: str
         notes.append(f"the {label} could not be fitted: {exc}")
         return ModelFit(label.split()[0], formula, None, notes=notes)
     notes.extend(f"{label}: {n}" for n in fit.notes if "invalid rows" not in n)
+    if len(fit.params) >= fit.n_clusters:
+        notes.append(
+            f"{label}: {len(fit.params)} coefficients but only {fit.n_clusters} clusters: the "
+            "robust covariance has rank below the number of coefficients, so its Wald tests "
+            "rest on thin data (more items, or fewer terms, are needed for reliable tests)."
+        )
     return ModelFit(label.split()[0], formula, fit, notes=notes)
 
 

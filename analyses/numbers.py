@@ -2,8 +2,8 @@
 
 >>> fmt_p(0.0004), fmt_p(2e-11), fmt_p(0.0312), fmt_p(float("nan"))
 ('< 0.001', '2.0e-11', '0.031', '-')
->>> fmt_dof(6.0), fmt(0.12345), fmt(None)
-('6', '0.123', '-')
+>>> fmt_dof(6.0), fmt(0.12345), fmt(None), fmt(-0.0), fmt_p(0.0)
+('6', '0.123', '-', '0.000', '< 1e-300')
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 import numbers
 from typing import Any
+
+import numpy as np
 
 __all__ = ["fmt", "fmt_dof", "fmt_p", "is_missing"]
 
@@ -20,8 +22,10 @@ def is_missing(value: Any) -> bool:
     if value is None:
         return True
     try:
-        return bool(value != value)  # NaN and pd.NA
-    except (TypeError, ValueError):
+        import pandas as pd
+
+        return bool(pd.isna(value))  # NaN, NaT and pd.NA
+    except (TypeError, ValueError):  # a list or an array is a value
         return False
 
 
@@ -29,8 +33,8 @@ def fmt(value: Any, digits: int = 3) -> str:
     """A number with ``digits`` decimals (tiny non-zero values in scientific notation)."""
     if is_missing(value):
         return "-"
-    if isinstance(value, bool):
-        return str(value)
+    if isinstance(value, bool | np.bool_):
+        return str(bool(value))
     if isinstance(value, numbers.Integral):
         return str(int(value))
     try:
@@ -39,7 +43,9 @@ def fmt(value: Any, digits: int = 3) -> str:
         return str(value)
     if math.isinf(x):
         return "inf" if x > 0 else "-inf"
-    if x != 0 and abs(x) < 10 ** (-digits):
+    if x == 0:
+        return f"{0.0:.{digits}f}"  # no "-0.000"
+    if abs(x) < 0.5 * 10 ** (-digits):
         return f"{x:.1e}"
     return f"{x:.{digits}f}"
 
@@ -49,6 +55,8 @@ def fmt_p(p: Any) -> str:
     if is_missing(p):
         return "-"
     x = float(p)
+    if x <= 0:
+        return "< 1e-300"  # the chi-square tail underflows to 0 beyond about 1e-308
     if x < 1e-4:
         return f"{x:.1e}"
     if x < 0.001:
@@ -60,4 +68,5 @@ def fmt_dof(dof: Any) -> str:
     """Degrees of freedom as a whole number."""
     if is_missing(dof):
         return "-"
-    return str(round(float(dof)))
+    x = float(dof)
+    return str(round(x)) if math.isfinite(x) else "-"

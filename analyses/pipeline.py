@@ -62,6 +62,7 @@ from analyses.agreement import flips, items_frame
 from analyses.bootstrap import bootstrap_items
 from analyses.cochran import _cochran_q
 from analyses.comparison import (
+    common_families,
     invalid_as_disagreement,
     invalid_gaps,
     invalid_rates,
@@ -321,13 +322,15 @@ def analyze(
         ps = prompt_sets(t)
         tables = _agreement_tables(t, ps, n_boot, seed)
         items = tables["agreement_items"]
-        shared, only = shared_families(items)
+        _, only = shared_families(items)
+        shared = common_families(items)
         for kind, cats in only.items():
             if cats:
                 notes.append(
                     f"only {kind} items have a defined agreement for {', '.join(cats)}; the "
                     "objective - subjective comparisons (the 'all' rows, the headline) use the "
-                    f"shared families only ({', '.join(shared) or 'none'})."
+                    f"families both types have, per model ({', '.join(shared) or 'none'} for "
+                    "every model)."
                 )
         rates = invalid_rates(t)
         tables["invalid_rates"] = rates

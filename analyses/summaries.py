@@ -46,11 +46,12 @@ def flip_summary(flips: pd.DataFrame) -> pd.DataFrame:
     cols = ["model", "dataset_type", "category", "flip_rate", "n_items", "n_variants"]
     if x.empty:
         return pd.DataFrame(columns=cols)
+    x = x.assign(_item=x["dataset"].astype(str) + "\x1f" + x["item_id"].astype(str))
     out = (
         x.groupby(["model", "dataset_type", "category"], sort=True)
         .agg(
             flip_rate=("flip_rate", "mean"),
-            n_items=("item_id", "nunique"),
+            n_items=("_item", "nunique"),
             n_variants=("n_valid", "sum"),
         )
         .reset_index()

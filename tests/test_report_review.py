@@ -170,3 +170,60 @@ def test_figures_have_no_clipped_text_and_integer_format_ticks(reviewed):
         assert figures.clipped_text(fig) == []
     ticks = drawn[4].axes[0].get_xticks()
     assert np.allclose(ticks, np.round(ticks))
+
+
+def test_each_model_is_compared_on_its_own_shared_families(tmp_path):
+    """Review findings: a model lacking a family on one type lists its own families; a model
+    with no comparison says so; the pooled 'all' row uses the families every model has."""
+    t = synthetic_table(models=2, n_items=6, n_variants=3, seed=1, invalid_rate=0.0)
+    drop = (
+        (t["model"] == "model_1")
+        & (t["dataset_type"] == "subjective")
+        & (t["category"] == "option_order")
+        & (t["variant_id"] != "option_order/0")
+    ).to_numpy()
+    t.loc[drop, ["answer", "correct"]] = None
+    t.loc[drop, "valid"] = False
+    t.loc[drop, "invalid_reason"] = "no_label"
+    res = analyze(t, tmp_path / "a", n_boot=50, quiet=True)
+    h = headline(res)
+    lines = {m.model: m for m in h.models}
+    assert "option_order" not in lines["model_1"].families
+    assert "option_order" in lines["model_2"].families
+    assert "option_order" not in h.families  # the families every model has
+    text = "\n".join(h.lines())
+    assert "over 8 shared families (" in text  # model_2 has more: it names its own list
+    pooled = res.tables["agreement_by_type_category"].set_index("category")
+    per = res.tables["agreement_items"]
+    both = per[per["category"].isin(h.families) & per["c_i"].notna()]
+    expect = both.loc[both["dataset_type"] == "subjective", "c_i"].mean()
+    assert pooled.at["all", "subjective"] == pytest.approx(expect)
+    gone = t.copy()
+    gone.loc[gone["model"] == "model_2", ["answer", "correct"]] = None
+    gone.loc[gone["model"] == "model_2", "valid"] = False
+    gone.loc[gone["model"] == "model_2", "invalid_reason"] = "no_label"
+    res = analyze(gone, tmp_path / "b", n_boot=50, quiet=True)
+    assert "model_2: no like-for-like comparison" in "\n".join(headline(res).lines())
+
+
+def test_items_are_dataset_and_id_and_missing_values_print_as_a_dash(tmp_path):
+    t = synthetic_table(models=1, n_items=12, n_variants=2, seed=2)
+    t["item_id"] = t["item_id"].str.replace(r"^.*-", "q", regex=True)  # ids repeat
+    res = analyze(t, tmp_path, n_boot=50, quiet=True, min_items=20)
+    c = res.tables["contrasts"].set_index("category")
+    # 24 items per type, 12 ids repeated in two datasets: counts above 12 are by item
+    assert (c["n_items_objective"] > 20).all() and (c["n_items_subjective"] > 20).all()
+    assert (res.tables["flip_summary"]["n_items"] > 20).all()
+    from analyses.numbers import fmt, fmt_p
+
+    assert fmt(pd.NA) == "-" and fmt_p(pd.NA) == "-" and fmt_p(0.0) == "< 1e-300"
+    paths = write_report(res, tmp_path, {})
+    assert "&lt;NA&gt;" not in paths["html"].read_text()
+    assert "<NA>" not in (tmp_path / "tables" / "fragile_items.tex").read_text()
+
+
+def test_latex_cells_that_start_with_a_bracket_are_guarded():
+    from robustness.report.render import to_latex
+
+    tex = to_latex(pd.DataFrame({"model": ["[1cm] x", "*y"], "p_value": [0.0004, 0.5]}))
+    assert r"{}[1cm] x & \textless{} 0.001 \\" in tex and r"{}*y & 0.500 \\" in tex

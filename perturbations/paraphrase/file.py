@@ -16,8 +16,8 @@ import numpy as np
 
 from perturbations.paraphrase.rewrite import ParaphraseFileError, Rewrite
 from robustness.errors import ItemError
-from robustness.items import Item
 from robustness.item_files import _csv, _json, _jsonl, _parquet
+from robustness.items import Item
 from robustness.prompts import PromptSpec
 
 __all__ = ["FileParaphraser"]

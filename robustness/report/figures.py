@@ -22,7 +22,9 @@ TYPE_COLORS = {"objective": "#1f77b4", "subjective": "#d62728"}
 
 def _plain(text: object) -> str:
     """Escape matplotlib's mathtext marker so names print as written."""
-    return str(text).replace("$", r"\$")
+    from robustness.report.render import plain_text
+
+    return plain_text(text, 120).replace("\n", " ").replace("\t", " ").replace("$", r"\$")
 
 
 def category_order(categories: Sequence[str]) -> list[str]:

@@ -32,6 +32,7 @@ class ModelLine:
     gap_ci: tuple[float, float]
     n_objective: int
     n_subjective: int
+    families: tuple[str, ...] = ()
 
     @property
     def gap(self) -> float:
@@ -44,8 +45,9 @@ class ModelLine:
         return (
             f"{self.model}: mean agreement objective {fmt(self.objective)} {ci(self.objective_ci)} "
             f"vs subjective {fmt(self.subjective)} {ci(self.subjective_ci)}, gap "
-            f"{fmt(self.gap)} {ci(self.gap_ci)} over {len(families)} shared families; "
-            f"{self.n_objective} objective and {self.n_subjective} subjective items"
+            f"{fmt(self.gap)} {ci(self.gap_ci)} over {len(self.families)} shared families"
+            + ("" if list(self.families) == list(families) else f" ({', '.join(self.families)})")
+            + f"; {self.n_objective} objective and {self.n_subjective} subjective items"
         )
 
 
@@ -62,6 +64,8 @@ class Headline:
     dataset_interaction: tuple[float, int, float] | None
     warnings: list[str] = field(default_factory=list)
     undefined: list[str] = field(default_factory=list)
+    without: list[str] = field(default_factory=list)
+    thin: list[str] = field(default_factory=list)
 
     @property
     def objective(self) -> float:
@@ -81,11 +85,17 @@ class Headline:
         out = [f"warning: {w}" for w in self.warnings]
         if self.models:
             out.append(
-                f"like for like: every comparison below averages the {len(self.families)} "
-                f"families both dataset types have ({', '.join(self.families)}), model by "
-                "model, with 95% item-bootstrap intervals"
+                f"like for like: each model's comparison averages the families both dataset "
+                f"types have for that model ({len(self.families)} for every model: "
+                f"{', '.join(self.families) or 'none'}; a model with others lists them), "
+                "with 95% item-bootstrap intervals"
             )
         out += [m.text(self.families) for m in self.models]
+        out += [
+            f"{name}: no like-for-like comparison (no family has a defined agreement on both "
+            "dataset types for this model; see Invalid answers and the flip rates)"
+            for name in self.without
+        ]
         if not self.models:
             out.append(
                 "no family has a defined agreement on both dataset types: there is no "
@@ -111,9 +121,15 @@ class Headline:
                 out.append(f"{label} Wald chi-square: not estimable on this table")
             else:
                 chi2, dof, p = test
+                thin = any(label.startswith(t.split()[0]) for t in self.thin)
                 out.append(
                     f"{label} Wald chi-square (type II): {chi2:.2f} on {fmt_dof(dof)} df, "
                     f"p {fmt_p(p) if fmt_p(p).startswith('<') else '= ' + fmt_p(p)}"
+                    + (
+                        " (thin data: fewer clusters than coefficients, see the notes)"
+                        if thin
+                        else ""
+                    )
                 )
         return out
 
@@ -133,6 +149,8 @@ def headline(result: Any) -> Headline:
     """The like-for-like headline of an :class:`analyses.pipeline.AnalysisResult`."""
     per_model = result.tables["agreement_by_model_type_category"]
     rows = per_model[per_model["category"] == "all"]
+    scope = per_model[per_model["scope"] == "both types"]
+    own = {str(m): tuple(sorted(g["category"])) for m, g in scope.groupby("model")}
     models = [
         ModelLine(
             str(r.model),
@@ -143,6 +161,7 @@ def headline(result: Any) -> Headline:
             (float(r.gap_ci_low), float(r.gap_ci_high)),
             int(r.n_items_objective),
             int(r.n_items_subjective),
+            own.get(str(r.model), ()),
         )
         for r in rows.itertuples()
         if np.isfinite(r.objective) and np.isfinite(r.subjective)
@@ -161,10 +180,23 @@ def headline(result: Any) -> Headline:
         least_stable_agreement=float(by_cat.min()) if len(by_cat) else float("nan"),
         interaction=_wald_term(result.tables.get("wald_type2"), "dataset_type:category"),
         dataset_interaction=_wald_term(result.tables.get("wald_dataset_type2"), "dataset:category"),
+        thin=[
+            label
+            for label, fit in (
+                ("type model", result.fit),
+                ("dataset model", getattr(result, "dataset_fit", None)),
+            )
+            if fit is not None and len(fit.params) >= fit.n_clusters
+        ],
         warnings=[
             f"{w}: the comparison of the types may reflect the answer parser, not the prompts "
             "(see Invalid answers and the sensitivity analysis)"
             for w in getattr(result, "invalid_warnings", [])
         ],
         undefined=sorted(c for c in asked if c not in defined),
+        without=[
+            str(m)
+            for m in sorted(items["model"].astype(str).unique())
+            if m not in {x.model for x in models}
+        ],
     )

@@ -63,7 +63,8 @@ def load_paper(key: str) -> Paper:
 
 
 def _mean(x: pd.DataFrame) -> tuple[float, int]:
-    return (float(x["c_i"].mean()) if len(x) else np.nan, int(x["item_id"].nunique()))
+    items = x["dataset"].astype(str) + "\x1f" + x["item_id"].astype(str)
+    return (float(x["c_i"].mean()) if len(x) else np.nan, int(items.nunique()))
 
 
 def _run_value(fig: dict[str, Any], items: pd.DataFrame, paper: Paper) -> tuple[float, int]:
@@ -116,7 +117,8 @@ def compare(result: Any, key: str = "kamal2026") -> tuple[Paper, pd.DataFrame]:
             row["note"] = (
                 "dataset model not fitted on this table"
                 if np.isnan(chi2)
-                else f"Type II on {int(dof)} df; Type III {chi3:.3f}"
+                else f"Type II on {int(dof)} df"
+                + ("" if np.isnan(chi3) else f"; Type III {chi3:.3f}")
             )
             for m in models:
                 row[f"run: {m}"] = np.nan

@@ -38,10 +38,12 @@ _LATEX_SPECIALS = {
     "}": r"\}",
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
 }
 # ANSI/VT escape sequences (CSI ... final byte, OSC ... BEL/ST) and other C0/C1 controls.
 _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b.?")
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 P_COLUMNS = frozenset({"p_value", "p_holm", "p_approx", "p_exact", "p_value_II", "p_value_III"})
 DOF_COLUMNS = frozenset({"dof", "df", "dof_II", "dof_III", "df_II", "df_III"})
 
@@ -68,7 +70,10 @@ def cell(value: Any, column: str = "", digits: int = 3) -> str:
 
 
 def latex_escape(text: str) -> str:
-    return "".join(_LATEX_SPECIALS.get(ch, ch) for ch in plain_text(text).replace("\n", " "))
+    """Text for a LaTeX cell or caption: specials escaped, and a leading ``[`` or ``*``
+    guarded with ``{}`` (after a row's line break LaTeX would read it as an option)."""
+    out = "".join(_LATEX_SPECIALS.get(ch, ch) for ch in plain_text(text).replace("\n", " "))
+    return "{}" + out if out[:1] in ("[", "*") else out
 
 
 def to_latex(df: pd.DataFrame, caption: str = "") -> str:
@@ -96,7 +101,7 @@ def md_escape(text: str) -> str:
     """Text for Markdown: the characters that make markup or HTML are backslash-escaped and
     line breaks become spaces, so table cells and headings from data stay plain text."""
     text = plain_text(text).replace("\r", " ").replace("\n", " ").replace("\t", " ")
-    return "".join("\\" + ch if ch in "\\`*_[]<>|!#&" else ch for ch in text)
+    return "".join("\\" + ch if ch in "\\`*_[]<>|!#&~$" else ch for ch in text)
 
 
 def to_markdown(df: pd.DataFrame) -> str:
