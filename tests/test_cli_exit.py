@@ -34,7 +34,9 @@ def fake_models(monkeypatch):
         failing = 0 if model.name.startswith("bad") else None
         return FakeRunner(fail_after=failing, model_id=model.name)
 
-    monkeypatch.setattr(sys.modules["robustness.run"], "open_runner", open_runner)
+    import robustness.executors
+
+    monkeypatch.setattr(robustness.executors, "open_runner", open_runner)
 
 
 def test_a_model_that_answered_nothing_fails_the_run_after_writing(tmp_path, fake_models):

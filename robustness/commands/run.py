@@ -116,18 +116,21 @@ def summarise(
     problems: list[str] | None = None,
 ) -> None:
     valid = table["valid"].mean() if len(table) else float("nan")
+    n_models = int(table["model"].nunique()) if len(table) else 0
+    n_items, n_prompts = int(meta["n_items"]), int(meta["n_variants"])
     console.print(
-        f"[bold]{len(table)}[/] rows ({meta['n_items']} items x "
-        f"{meta['n_variants'] // max(1, meta['n_items'])} variants x "
-        f"{table['model'].nunique()} models), {valid:.1%} valid, in {seconds:.1f} s"
+        f"[bold]{len(table)}[/] rows = {n_prompts} prompts x {n_models} "
+        f"model{'s' if n_models != 1 else ''} ({n_items} items: {n_items} original prompts and "
+        f"{n_prompts - n_items} variants), {valid:.1%} valid, in {seconds:.1f} s"
     )
     for name, entry in meta.get("models", {}).items():
         cache = entry.get("cache", {})
         line = (
             f"  {escape(for_terminal(name, 80))}: dtype "
             f"{entry.get('runner', {}).get('dtype', '?')}, batch "
-            f"{entry.get('runner', {}).get('batch_size', '?')}, cache hits "
-            f"{cache.get('hits', 0)}, model calls {cache.get('model_calls', 0)}"
+            f"{entry.get('runner', {}).get('batch_size', '?')}; "
+            f"{cache.get('hits', 0)} prompts answered from the cache, "
+            f"{cache.get('misses', 0)} by the model"
         )
         if cache.get("unreadable"):
             line += f", {cache['unreadable']} unreadable cache entries recomputed"
