@@ -530,7 +530,7 @@ def make_cases(folder: Path) -> dict[str, Callable[[np.random.Generator], Callab
 
         def run() -> Any:
             result = analyze(frame, out, n_boot=50, quiet=True)
-            return write_report(frame, result, out, {})
+            return write_report(result, out, {}, compare="kamal2026")
 
         return run
 
