@@ -20,21 +20,15 @@ from analyses._counts import prompt_sets
 from analyses._data import REFERENCE
 from analyses.agreement import items_frame
 from analyses.gee import gee_loaded
+from analyses.marginal import CONTRAST_COLUMNS as FIT_COLUMNS
 from robustness.errors import RobustnessError
 
 __all__ = ["CONTRAST_COLUMNS", "contrast_rows", "contrasts_by_model"]
 
+#: The fit's contrast columns (:data:`analyses.marginal.CONTRAST_COLUMNS`), the item counts
+#: behind them, and the reason a family has no value.
 CONTRAST_COLUMNS = [
-    "category",
-    "objective",
-    "subjective",
-    "difference",
-    "se",
-    "z",
-    "p_value",
-    "p_holm",
-    "ci_low",
-    "ci_high",
+    *FIT_COLUMNS,
     "n_items_objective",
     "n_items_subjective",
     "reason",

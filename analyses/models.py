@@ -28,6 +28,7 @@ import pandas as pd
 
 from analyses._counts import PromptSets
 from analyses.gee import DEFAULT_FORMULA, GEEResult, gee_loaded
+from analyses.marginal import CONTRAST_COLUMNS
 from analyses.separation import COLUMNS as SEPARATION_COLUMNS
 from analyses.wald import COLUMNS as WALD_COLUMNS
 from robustness.errors import RobustnessError
@@ -65,18 +66,6 @@ MARGINAL_COLUMNS = [
     "observed",
     "n_rows",
     "n_averaged",
-]
-CONTRAST_COLUMNS = [
-    "category",
-    "objective",
-    "subjective",
-    "difference",
-    "se",
-    "z",
-    "p_value",
-    "p_holm",
-    "ci_low",
-    "ci_high",
 ]
 
 
