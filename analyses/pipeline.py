@@ -44,8 +44,6 @@ fragile_items.csv                       the least stable (model, item) pairs, ev
 
 from __future__ import annotations
 
-import json
-import os
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -71,7 +69,8 @@ from analyses.comparison import (
 )
 from analyses.contrasts import CONTRAST_COLUMNS, contrast_rows, contrasts_by_model
 from analyses.gee import GEEResult, formula_columns, gee_loaded
-from analyses.models import DATASET_FORMULA, TYPE_FORMULA, ModelFit, fit_models
+from analyses.models import DATASET_FORMULA, TYPE_FORMULA, fit_models
+from analyses.outputs import write_summary, write_tables
 from analyses.paired import _mcnemar
 from analyses.pss import _pss_items, summarize_pss
 from analyses.summaries import confidence_sensitivity, dataset_means, flip_summary, fragile_items
@@ -158,18 +157,6 @@ class AnalysisResult:
         return self.tables[name]
 
 
-def _write(tables: dict[str, pd.DataFrame], folder: Path) -> dict[str, Path]:
-    folder.mkdir(parents=True, exist_ok=True)
-    files = {}
-    for name, frame in tables.items():
-        path = folder / f"{name}.csv"
-        tmp = folder / f".{name}.csv.tmp"
-        frame.to_csv(tmp, index=False)
-        os.replace(tmp, path)
-        files[name] = path
-    return files
-
-
 def _agreement_tables(t: pd.DataFrame, ps: Any, n_boot: int, seed: int) -> dict[str, Any]:
     items = items_frame(ps)
     pert = items[items["category"] != REFERENCE]
@@ -187,7 +174,7 @@ def _agreement_tables(t: pd.DataFrame, ps: Any, n_boot: int, seed: int) -> dict[
     return tables
 
 
-def _accuracy_tables(t: pd.DataFrame, ps: Any, min_items: int) -> dict[str, pd.DataFrame]:
+def _accuracy_tables(t: pd.DataFrame, ps: Any) -> dict[str, pd.DataFrame]:
     if correct_column(t) is None or not (t["dataset_type"] == "objective").any():
         return {
             "accuracy": pd.DataFrame(columns=ACCURACY_COLUMNS),
@@ -354,7 +341,7 @@ def analyze(
                 "PSS ordinal: some rows have neither n_options nor option_probs; their K "
                 "is the largest answer in the dataset + 1, a lower bound."
             )
-        tables.update(_accuracy_tables(t, ps, min_items))
+        tables.update(_accuracy_tables(t, ps))
         tables.update(_paired_tables(ps, len(tables["accuracy"]) > 0, min_items))
         conf, points = confidence_sensitivity(t, pss_items_frame, min_items=min_items)
         tables["confidence_sensitivity"] = conf
@@ -382,7 +369,7 @@ def analyze(
     for w in caught:
         notes.append(f"warning from {w.category.__name__}: {w.message}")
 
-    files = _write(tables, out / "tables")
+    files = write_tables(tables, out / "tables")
     n_items = int(ps.keys[["dataset", "item_id"]].drop_duplicates().shape[0])
     res = AnalysisResult(
         out_dir=out,
@@ -404,48 +391,12 @@ def analyze(
         min_items=min_items,
         invalid_margin=invalid_margin,
     )
-    _write_summary(res, out, [type_model, dataset_model])
+    write_summary(res, out, [type_model, dataset_model])
     if not quiet:
         from analyses.console import print_summary
 
         print_summary(res, console)
     return res
-
-
-def _fit_summary(m: ModelFit) -> dict[str, Any] | None:
-    fit = m.fit
-    if fit is None:
-        return None
-    return {
-        "formula": m.formula,
-        "converged": bool(fit.converged),
-        "iterations": fit.iterations,
-        "alpha": fit.alpha,
-        "scale": fit.scale,
-        "n_obs": fit.n_obs,
-        "n_clusters": fit.n_clusters,
-        "dropped_terms": fit.dropped_terms,
-        "aliased": fit.aliased,
-    }
-
-
-def _write_summary(res: AnalysisResult, out: Path, models: Sequence[ModelFit]) -> None:
-    summary = {
-        "n_rows": res.n_rows,
-        "n_invalid": res.n_invalid,
-        "n_models": res.n_models,
-        "n_items": res.n_items,
-        "formula": res.formula,
-        "cluster": res.cluster,
-        "notes": res.notes,
-        "shared_families": res.shared_families,
-        "gee": _fit_summary(models[0]),
-        "gee_dataset": _fit_summary(models[1]),
-        "tables": {k: str(v.relative_to(out)) for k, v in res.files.items()},
-    }
-    tmp = out / ".summary.json.tmp"
-    tmp.write_text(json.dumps(summary, indent=2, default=str))
-    os.replace(tmp, out / "summary.json")
 
 
 def analyze_path(
