@@ -199,6 +199,12 @@ PSS_COLUMNS = ["model", "dataset", "category", "score", "pss", "n_items", "sd"]
 def summarize_pss(items: pd.DataFrame) -> pd.DataFrame:
     """PSS (ProSA eq. 2) per model x dataset x category x score from :func:`pss_items` output.
 
+    Parameters
+    ----------
+    items
+        :func:`pss_items` output: ``model, dataset, dataset_type, category, score, s_i``
+        (and ``n_invalid``; 0 when absent); rows with a missing S_i are not averaged.
+
     Returns
     -------
     pandas.DataFrame
@@ -213,6 +219,20 @@ def summarize_pss(items: pd.DataFrame) -> pd.DataFrame:
     ----------
     Zhuo, J. et al. (2024). ProSA: Assessing and understanding the prompt
     sensitivity of LLMs. Findings of EMNLP 2024.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from analyses import summarize_pss
+    >>> items = pd.DataFrame({"model": "m", "dataset": "d", "dataset_type": "objective",
+    ...     "item_id": ["a", "b", "c"], "category": "paraphrase", "score": "answer",
+    ...     "s_i": [0.0, 0.5, 2 / 3]})
+    >>> r = summarize_pss(items).iloc[0]
+    >>> round(float(r["pss"]), 4), round(float(r["sd"]), 4), int(r["n_items"])
+    (0.3889, 0.3469, 3)
+    >>> s = [0.0, 0.5, 2 / 3]                                # by hand
+    >>> round(float(np.mean(s)), 4), round(float(np.std(s, ddof=1)), 4)
+    (0.3889, 0.3469)
     """
     keys = ["model", "dataset", "category", "score"]
     if "n_invalid" not in items.columns:
