@@ -215,8 +215,9 @@ def analyze(
     >>> import tempfile
     >>> from analyses.pipeline import analyze
     >>> from analyses.synthetic import synthetic_table
-    >>> res = analyze(synthetic_table(models=2, n_items=4, n_variants=3, seed=0),
-    ...               tempfile.mkdtemp(), n_boot=100, quiet=True)
+    >>> t = synthetic_table(models=1, n_items=3, categories=("paraphrase", "formatting"),
+    ...                     n_variants=3, seed=0)
+    >>> res = analyze(t, tempfile.mkdtemp(), n_boot=100, quiet=True)
     >>> sorted(res.files)[:3]
     ['accuracy', 'agreement_bootstrap', 'agreement_by_dataset_category']
 

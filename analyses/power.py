@@ -52,7 +52,19 @@ Mapper = Callable[[Callable, Iterable], Iterator]
 
 
 def power_terms(effects: Effects) -> list[str]:
-    """The tests whose power is estimated, in report order."""
+    """The tests whose power is estimated, in report order (plumbing; no statistic).
+
+    Parameters
+    ----------
+    effects
+        The effects of the planned study (their categories are read).
+
+    Returns
+    -------
+    list of str
+        ``dataset_type``, ``dataset_type:category`` (two or more categories), and
+        ``contrast:<category>`` for each category.
+    """
     terms = ["dataset_type"]
     if len(effects.categories) > 1:
         terms.append("dataset_type:category")

@@ -358,6 +358,11 @@ def _mean_correlation(p: np.ndarray, sigma: float) -> float:
 def calibrate_sigma(effects: Effects) -> float:
     """The item-effect sd sigma whose mean pairwise correlation is ``effects.correlation``.
 
+    Parameters
+    ----------
+    effects
+        The marginal agreement and the item-level correlation rho.
+
     Returns
     -------
     float

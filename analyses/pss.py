@@ -34,6 +34,9 @@ each set either way.  Sets with fewer than two scored prompts have no S_i and ar
 left out of the mean (``n_items`` counts the rest).
 Category ``all`` pools every variant of an item, ``original`` included, as ProSA
 pools all its prompt templates.
+
+:func:`set_scores` is the vectorised kernel of :func:`pss_items` (arrays in, arrays out);
+its formulas are eq. 1 above, and its examples are those of :func:`pss_items`.
 """
 
 from __future__ import annotations
@@ -62,7 +65,23 @@ def set_scores(
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """S_i of every group for each score: ``{score: (n prompts, S_i)}``; NaN where undefined.
 
-    ``correct`` is 1/0 per row, NaN where the row is not scored (its invalid rule applied).
+    Parameters
+    ----------
+    group, n_groups
+        Each row's prompt-set code (0 .. n_groups - 1) and the number of sets.
+    answer, valid
+        Each row's canonical answer and validity.
+    correct
+        1/0 per row, NaN where the row is not scored (its invalid rule applied); None
+        without gold answers (no ``correctness`` score).
+    k, ordinal
+        Each row's number of options K and whether its scale is ordinal.
+
+    Returns
+    -------
+    dict of str to (numpy.ndarray, numpy.ndarray)
+        Score (``correctness``, ``answer``, ``ordinal``) -> (number of scored prompts per
+        set, S_i per set as in eq. 1, NaN where fewer than two prompts are scored).
     """
     G = n_groups
     pairs = count_pairs(group[valid], answer[valid], G)
