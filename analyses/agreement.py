@@ -199,14 +199,12 @@ def flip_rate(df: pd.DataFrame) -> pd.DataFrame:
     -----
     flip rate of set i = (1 / N_i) sum_j 1[y_j != y_orig], over its N_i valid variants,
     with y_orig the answer under the unperturbed prompt.  Unlike C_i (Kamal et al. 2026,
-    eq. 1) it is defined for a set of one variant.  It is the sample proportion behind
-    a matched comparison with the original prompt (McNemar 1947).
+    eq. 1) it is defined for a set of one variant.
 
     References
     ----------
-    Kamal et al. (2026), eq. 1 (the agreement it complements).
-    McNemar, Q. (1947). Note on the sampling error of the difference between
-    correlated proportions or percentages. Psychometrika 12(2), 153-157.
+    Kamal et al. (2026), eq. 1 (the agreement it complements; the original prompt as the
+    reference is this toolkit's choice).
 
     Examples
     --------
