@@ -29,7 +29,7 @@ _EXPORTS: dict[str, str] = {
     "Effects": "analyses.power_model",
     "assumed_effects": "analyses.power_model",
     "effects_from_pilot": "analyses.power_model",
-    "kendall_w": "analyses.ranking",
+    "kendall_w": "analyses.concordance",
     "model_ranks": "analyses.ranking",
     "ranking_tables": "analyses.ranking",
     "spread_resolution": "analyses.ranking",
@@ -164,6 +164,7 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them
         shared_families,
         type_table,
     )
+    from analyses.concordance import kendall_w
     from analyses.contrasts import contrast_rows, contrasts_by_model
     from analyses.gee import DEFAULT_FORMULA, GEEResult, gee
     from analyses.marginal import marginal_means, type_contrasts
@@ -174,7 +175,7 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them
     from analyses.power import power, solve_items
     from analyses.power_model import Design, Effects, assumed_effects, effects_from_pilot
     from analyses.pss import pss, pss_items, summarize_pss
-    from analyses.ranking import kendall_w, model_ranks, ranking_tables, spread_resolution
+    from analyses.ranking import model_ranks, ranking_tables, spread_resolution
     from analyses.separation import find_separation
     from analyses.spread import format_accuracy, format_spread
     from analyses.summaries import (

@@ -8,6 +8,10 @@ per model and dataset; a positive drop means the perturbation hurts.  An invalid
 FormatSpread (Sclar et al. 2024) and ProSA (Zhuo et al. 2024); ``invalid='drop'``
 leaves invalid rows out of the denominator instead.  Either way ``n_invalid``
 counts them and ``valid_rate`` is the share of rows that parsed.
+
+:func:`check_invalid` and :func:`correct_outcome` are plumbing shared with the other
+modules that score correctness (spread, ranking, PSS): they carry Parameters and Returns,
+and the formula is the one above.
 """
 
 from __future__ import annotations
@@ -30,7 +34,19 @@ COLUMNS = ["accuracy", "n", "n_invalid", "valid_rate", "invalid"]
 
 
 def check_invalid(invalid: str) -> None:
-    """Refuse an ``invalid`` rule other than ``'wrong'`` or ``'drop'``."""
+    """Refuse an ``invalid`` rule other than ``'wrong'`` or ``'drop'``.
+
+    Parameters
+    ----------
+    invalid
+        The rule a caller was given.
+
+    Returns
+    -------
+    None
+        Raises :class:`~robustness.errors.StudyError` naming the value when it is not one
+        of :data:`INVALID_RULES`.
+    """
     if invalid not in INVALID_RULES:
         raise StudyError(f"invalid must be 'wrong' or 'drop', not {invalid!r}.")
 
@@ -38,11 +54,22 @@ def check_invalid(invalid: str) -> None:
 def correct_outcome(t: pd.DataFrame, invalid: str = "wrong") -> tuple[np.ndarray, np.ndarray]:
     """Correctness per row under the ``invalid`` rule, and which rows are invalid and scorable.
 
-    Returns ``(y, invalid_rows)``: ``y`` is 1.0 (correct), 0.0 (wrong) or NaN (not
-    scored: no gold, or invalid under ``'drop'``); ``invalid_rows`` marks the
-    invalid rows of items that have a gold answer (counted as ``n_invalid``).
     A row has a gold answer when its ``gold`` is set or, in a table with only a
     ``correct`` column, when its item is objective.
+
+    Parameters
+    ----------
+    t
+        A table checked by ``analyses._data.load`` with ``gold`` or ``correct``.
+    invalid
+        ``'wrong'`` (an invalid answer scores 0) or ``'drop'`` (it is not scored).
+
+    Returns
+    -------
+    (y, invalid_rows)
+        ``y``: float array per row, 1.0 (correct), 0.0 (wrong) or NaN (not scored: no
+        gold, or invalid under ``'drop'``); ``invalid_rows``: boolean array marking the
+        invalid rows of items that have a gold answer (counted as ``n_invalid``).
     """
     check_invalid(invalid)
     y = correct_column(t)

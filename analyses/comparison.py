@@ -19,6 +19,13 @@ can trust:
   comparison to invalid answers.
 
 Every function takes DataFrames and returns DataFrames; nothing is printed.
+:func:`common_families` is plumbing of :func:`type_table` and the pipeline (a list of
+names, no statistic), so it carries Parameters and Returns but no formula.
+
+References
+----------
+Kamal et al. (2026), eq. 1 and Table 2.
+Efron, B. & Tibshirani, R. J. (1993). An Introduction to the Bootstrap. Chapman & Hall.
 """
 
 from __future__ import annotations
@@ -79,6 +86,28 @@ def shared_families(items: pd.DataFrame) -> tuple[list[str], dict[str, list[str]
     (shared, only)
         ``shared``: categories both types have, sorted; ``only``: dataset type -> the
         categories only that type has.
+
+    Notes
+    -----
+    With F_t the perturbation categories (``original`` excluded) in which type t has a
+    prompt set with a defined C_i (Kamal et al. 2026, eq. 1): shared = F_obj & F_subj (the
+    intersection), only[t] = F_t - shared.  A type comparison is like for like only over
+    ``shared``.
+
+    References
+    ----------
+    Kamal et al. (2026), eq. 1 and Table 2.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from analyses import shared_families
+    >>> items = pd.DataFrame({
+    ...     "dataset_type": ["objective", "objective", "subjective", "subjective"],
+    ...     "category": ["paraphrase", "formatting", "paraphrase", "framing"],
+    ...     "c_i": [1.0, 0.5, 0.8, 0.6]})
+    >>> shared_families(items)
+    (['paraphrase'], {'objective': ['formatting'], 'subjective': ['framing']})
     """
     x = items[(items["category"] != REFERENCE) & items["c_i"].notna()]
     have = {t: set(x.loc[x["dataset_type"] == t, "category"]) for t in TYPES}
@@ -92,6 +121,18 @@ def common_families(items: pd.DataFrame) -> list[str]:
 
     The pooled comparison averages these only, so no family enters one side from a model
     that lacks it on the other side.
+
+    Parameters
+    ----------
+    items
+        :func:`analyses.item_agreement` output (``model``, ``dataset_type``,
+        ``category``, ``c_i``).
+
+    Returns
+    -------
+    list of str
+        The intersection over models of :func:`shared_families`' first element, sorted
+        (empty for an empty frame).
     """
     sets = [set(shared_families(g)[0]) for _, g in items.groupby("model", sort=True)]
     return sorted(set.intersection(*sets)) if sets else []
@@ -177,6 +218,22 @@ def type_table(
     References
     ----------
     Kamal et al. (2026), Table 2; Efron & Tibshirani (1993), ch. 13.
+
+    Examples
+    --------
+    The point estimates are the plain means of C_i, by hand:
+
+    >>> from analyses import item_agreement, type_table
+    >>> from analyses.synthetic import synthetic_table
+    >>> items = item_agreement(synthetic_table(models=1, n_items=8, seed=2))
+    >>> tab = type_table(items, n_boot=200).set_index("category")
+    >>> hand = items.query("category == 'paraphrase' and c_i.notna()").groupby(
+    ...     "dataset_type")["c_i"].mean()
+    >>> row = tab.loc["paraphrase"]
+    >>> round(float(row["gap"]), 6) == round(float(hand["objective"] - hand["subjective"]), 6)
+    True
+    >>> bool(row["gap_ci_low"] <= row["gap"] <= row["gap_ci_high"]), row["scope"]
+    (True, 'both types')
     """
     x = items[(items["category"] != REFERENCE) & items["c_i"].notna()]
     if x.empty:
@@ -201,9 +258,33 @@ def invalid_rates(t: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        Columns ``model, dataset_type, category, n_rows, n_invalid, invalid_rate`` and one
-        count column per reason (``empty, refusal, ambiguous, no_label, error``); one row
-        per cell, ``original`` included, plus an ``all`` row per model and type.
+        One row per cell, ``original`` included, plus an ``all`` row per model and type:
+        ``model, dataset_type, category``; ``n_rows`` (rows of the cell); ``n_invalid``
+        (rows with ``valid`` False); ``invalid_rate`` (n_invalid / n_rows); and one count
+        column per reason (``empty, refusal, ambiguous, no_label, error``; a reason
+        starting ``error`` is counted as ``error``; without ``invalid_reason`` every
+        invalid row counts as ``no_label``).
+
+    Notes
+    -----
+    invalid_rate of a cell = (1 / n) sum_j 1[valid_j = False] over its n rows.  Kamal
+    et al. (2026) compute C_i (eq. 1) over valid answers only, so a type comparison is
+    fair only if the invalid rates are alike (see :func:`invalid_gaps`).
+
+    References
+    ----------
+    Kamal et al. (2026), eq. 1.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from analyses import invalid_rates
+    >>> t = pd.DataFrame({"model": "m", "dataset_type": "objective", "category": "paraphrase",
+    ...     "valid": [True, False, False, True],
+    ...     "invalid_reason": [None, "refusal", "error: time-out", None]})
+    >>> r = invalid_rates(t).query("category == 'paraphrase'").iloc[0]
+    >>> float(r["invalid_rate"]), int(r["refusal"]), int(r["error"]), 2 / 4   # by hand
+    (0.5, 1, 1, 0.5)
     """
     valid = t["valid"].to_numpy(dtype=bool, na_value=False)
     if "invalid_reason" in t.columns:
@@ -241,11 +322,40 @@ def invalid_rates(t: pd.DataFrame) -> pd.DataFrame:
 def invalid_gaps(rates: pd.DataFrame, margin: float = 0.10) -> pd.DataFrame:
     """Models whose overall invalid rate differs between the types by more than ``margin``.
 
+    Parameters
+    ----------
+    rates
+        :func:`invalid_rates` output (its ``all`` rows are read).
+    margin
+        Largest absolute difference of invalid rates that passes without a warning.
+
     Returns
     -------
     DataFrame
-        Columns ``model, objective, subjective, difference`` (subjective - objective
-        invalid rate), only the models past the margin.
+        Columns ``model``; ``objective`` and ``subjective`` (the model's invalid rate over
+        all its rows of that type); ``difference`` (subjective - objective); only the
+        models with |difference| > ``margin`` (empty when a type is missing).
+
+    Notes
+    -----
+    difference = r_subj - r_obj with r_t = n_invalid / n_rows over the model's rows of
+    type t; flagged when |difference| > margin.  A descriptive screen, not a test.
+
+    References
+    ----------
+    Kamal et al. (2026), eq. 1 (C_i counts valid answers only).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from analyses import invalid_gaps, invalid_rates
+    >>> t = pd.DataFrame({"model": "m", "category": "paraphrase",
+    ...     "dataset_type": ["objective"] * 4 + ["subjective"] * 4,
+    ...     "valid": [True, True, True, False, True, False, False, True]})
+    >>> invalid_gaps(invalid_rates(t)).round(2).values.tolist()
+    [['m', 0.25, 0.5, 0.25]]
+    >>> invalid_gaps(invalid_rates(t), margin=0.3).shape[0]        # 0.25 is within 0.3
+    0
     """
     a = rates[rates["category"] == "all"].pivot_table(
         index="model", columns="dataset_type", values="invalid_rate", aggfunc="first"
@@ -269,6 +379,47 @@ def invalid_as_disagreement(t: pd.DataFrame) -> pd.DataFrame:
     unparseable answer counts as instability rather than being left out?
 
     The result is for the analyses' internal use: its answers can exceed the scale.
+
+    Parameters
+    ----------
+    t
+        A long table with ``valid`` and ``answer``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        A copy of ``t`` with the same columns, ``valid`` all True and ``answer``
+        (nullable ``Int64``) 1,000,000 + row position on the rows that were invalid; the
+        table itself when every row is valid.
+
+    Notes
+    -----
+    For a prompt set with n_i(y) valid answers y and k invalid ones, C_i (Kamal et al.
+    2026, eq. 1) becomes
+
+        C_i' = max(max_y n_i(y), 1[k > 0]) / (N_i + k)    <=  C_i = max_y n_i(y) / N_i,
+
+    so the sensitivity analysis can only lower agreement.  This deviates from the paper,
+    which leaves invalid answers out; it is reported beside it, never instead.
+
+    References
+    ----------
+    Kamal et al. (2026), eq. 1.
+
+    Examples
+    --------
+    A set of answers 1, 1 and one invalid answer: C_i = 2 / 2 = 1 without it, 2 / 3
+    with it counted as a disagreeing vote.
+
+    >>> import pandas as pd
+    >>> from analyses import invalid_as_disagreement, item_agreement
+    >>> t = pd.DataFrame({"model": "m", "dataset": "d", "dataset_type": "objective",
+    ...     "item_id": "q", "category": "paraphrase", "variant_id": ["p/0", "p/1", "p/2"],
+    ...     "answer": [1, 1, None], "valid": [True, True, False]})
+    >>> before = float(item_agreement(t)["c_i"].iloc[0])
+    >>> after = float(item_agreement(invalid_as_disagreement(t))["c_i"].iloc[0])
+    >>> before, round(after, 4), round(2 / 3, 4)
+    (1.0, 0.6667, 0.6667)
     """
     out = t.copy()
     valid = out["valid"].to_numpy(dtype=bool, na_value=False)

@@ -2,6 +2,8 @@
 
 Every piece of text from the table (model, dataset and category names, notes) is
 escaped for rich markup and stripped of control characters before it is printed.
+Printing is plumbing, outside the statistics convention: the numbers printed are the
+tables of :func:`analyses.analyze`, documented where they are computed.
 """
 
 from __future__ import annotations
@@ -54,7 +56,20 @@ def dof_column(frame: Any) -> str:
 
 
 def print_summary(res: AnalysisResult, console: Any = None) -> None:
-    """Print the headline tables of an analysis: Table 2 per model, Wald tests, contrasts."""
+    """Print the headline tables of an analysis: Table 2 per model, Wald tests, contrasts.
+
+    Parameters
+    ----------
+    res
+        The :class:`~analyses.pipeline.AnalysisResult` to summarise.
+    console
+        A ``rich.console.Console`` (default: a new one on standard output).
+
+    Returns
+    -------
+    None
+        The summary is printed.
+    """
     from rich.console import Console
     from rich.table import Table
 

@@ -7,6 +7,17 @@ it has none (no variants in the table, one dataset type only, single answers onl
 too few items, or not estimable in the fit). :func:`contrasts_by_model` fits the type
 comparison ``agree ~ dataset_type * category`` to each model on its own, so that no
 contrast averages objective items over two models against subjective items of one.
+
+References
+----------
+Kamal et al. (2026), eq. 1 and Table 3.
+Liang, K.-Y. & Zeger, S. L. (1986). Longitudinal data analysis using generalized linear
+models. Biometrika 73(1), 13-22.
+Searle, S. R., Speed, F. M. & Milliken, G. A. (1980). Population marginal means in the
+linear model: an alternative to least squares means. The American Statistician 34(4),
+216-221.
+Holm, S. (1979). A simple sequentially rejective multiple test procedure. Scandinavian
+Journal of Statistics 6(2), 65-70.
 """
 
 from __future__ import annotations
@@ -88,6 +99,38 @@ def contrast_rows(
         :data:`CONTRAST_COLUMNS`: the contrast columns, ``n_items_objective`` and
         ``n_items_subjective`` (items with a defined C_i), and ``reason`` (empty where a
         value is reported). Holm's adjustment is recomputed over the rows reported.
+
+    Notes
+    -----
+    The contrast of category c is d_c = p_obj,c - p_subj,c, the difference of marginal
+    means on the probability scale (Searle, Speed & Milliken 1980) with its delta-method
+    standard error, z = d_c / se and two-sided p (see
+    :meth:`analyses.gee.GEEResult.contrasts`).  Holm (1979) over the m reported p-values
+    sorted p_(1) <= ... <= p_(m): p_holm,(k) = max_{j <= k} min(1, (m - j + 1) p_(j)).
+
+    References
+    ----------
+    Searle, Speed & Milliken (1980); Holm (1979): see the module.
+
+    Examples
+    --------
+    Two families with a contrast and one without; Holm by hand on p = 0.01, 0.04:
+    min(1, 2 x 0.01) = 0.02 and max(0.02, 1 x 0.04) = 0.04.
+
+    >>> import pandas as pd
+    >>> from analyses import contrast_rows
+    >>> fit = pd.DataFrame({"category": ["paraphrase", "formatting"],
+    ...     "objective": [0.9, 0.8], "subjective": [0.7, 0.75], "difference": [0.2, 0.05],
+    ...     "se": [0.05, 0.02], "z": [4.0, 2.5], "p_value": [0.01, 0.04],
+    ...     "ci_low": [0.1, 0.01], "ci_high": [0.3, 0.09]})
+    >>> items = pd.DataFrame({"dataset": "d", "item_id": ["a", "b", "c", "d"] * 2,
+    ...     "dataset_type": ["objective", "objective", "subjective", "subjective"] * 2,
+    ...     "category": ["paraphrase"] * 4 + ["formatting"] * 4, "c_i": 0.8})
+    >>> out = contrast_rows(fit, items, ["paraphrase", "formatting", "framing"], min_items=2)
+    >>> out[["category", "p_holm"]].round(4).values.tolist()[:2]
+    [['paraphrase', 0.02], ['formatting', 0.04]]
+    >>> out.loc[2, "reason"]
+    'no variants in the table'
     """
     pert = items[items["category"] != REFERENCE]
     present = set(pert["category"])
@@ -140,11 +183,64 @@ def contrasts_by_model(
     :func:`analyses.gee.gee`) to each model's rows and lists every family as in
     :func:`contrast_rows` (Holm within each model).
 
+    Parameters
+    ----------
+    t
+        A validated long table.
+    families
+        The families to list, in order (as :func:`contrast_rows`).
+    cluster
+        ``'item'`` or ``'model_item'`` (the same within one model).
+    min_items
+        A contrast with fewer items than this on either side is withheld.
+
     Returns
     -------
     (DataFrame, notes)
-        ``model`` followed by :data:`CONTRAST_COLUMNS`; notes name a model whose fit
-        failed and why.
+        ``model`` followed by :data:`CONTRAST_COLUMNS` (``category, objective,
+        subjective, difference, se, z, p_value, p_holm, ci_low, ci_high,
+        n_items_objective, n_items_subjective, reason``), one row per model and family;
+        notes name a model whose fit failed and why.
+
+    Notes
+    -----
+    Per model m: logit P(agree_ij = 1) = beta_0 + dataset_type + category + dataset_type:
+    category, binomial GEE with exchangeable working correlation and robust covariance
+    (Liang & Zeger 1986), clusters = items; d_c = p_obj,c - p_subj,c on the response scale
+    with its delta-method se, Holm (1979) over the model's families.
+
+    References
+    ----------
+    Liang & Zeger (1986); Searle, Speed & Milliken (1980); Holm (1979): see the module.
+
+    Examples
+    --------
+    The contrast against statsmodels' GEE of the same rows (no separated cell here, so the
+    fit is the plain GEE): the predicted agreement of each type in the category.
+
+    >>> import warnings
+    >>> import pandas as pd
+    >>> import statsmodels.api as sm, statsmodels.formula.api as smf
+    >>> from analyses import agreement_rows, contrasts_by_model
+    >>> from analyses.synthetic import synthetic_table
+    >>> t = synthetic_table(models=1, n_items=10, categories=("paraphrase", "formatting"),
+    ...                     n_variants=4, seed=3)
+    >>> c, notes = contrasts_by_model(t, ["paraphrase", "formatting"], min_items=1)
+    >>> r = c.set_index("category").loc["paraphrase"]
+    >>> rows = agreement_rows(t).query("category != 'original' and agree.notna()")
+    >>> rows = rows.assign(agree=rows["agree"].astype(float),
+    ...                    clu=rows["dataset"] + "/" + rows["item_id"]).sort_values("clu")
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     ref = smf.gee("agree ~ dataset_type * category", groups="clu", data=rows,
+    ...                   family=sm.families.Binomial(),
+    ...                   cov_struct=sm.cov_struct.Exchangeable()).fit(ddof_scale=0)
+    >>> p = ref.predict(pd.DataFrame({"dataset_type": ["objective", "subjective"],
+    ...                               "category": "paraphrase"}))
+    >>> round(float(r["objective"]), 4), round(float(p[0]), 4)
+    (0.9237, 0.9237)
+    >>> round(float(r["difference"]), 4), round(float(p[0] - p[1]), 4)
+    (0.1402, 0.1402)
     """
     frames, notes = [], []
     for model, rows in t.groupby("model", sort=True):

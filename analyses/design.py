@@ -125,6 +125,13 @@ def build_design(
 def independent_columns(x: np.ndarray, tol: float = 1e-7) -> np.ndarray:
     """Keep a column unless it lies in the span of the kept columns before it (R's rule).
 
+    Parameters
+    ----------
+    x
+        A design matrix (rows x columns).
+    tol
+        Relative tolerance of the residual norm.
+
     Returns
     -------
     numpy.ndarray

@@ -172,6 +172,11 @@ class _Parser:
 def parse_formula(text: str) -> Formula:
     """Parse ``response ~ terms``; raise :class:`FormulaError` naming the fault and its place.
 
+    Parameters
+    ----------
+    text
+        An R-style formula such as ``agree ~ model + dataset_type * category``.
+
     Returns
     -------
     Formula

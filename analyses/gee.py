@@ -311,6 +311,18 @@ def gee_loaded(
 ) -> GEEResult:
     """:func:`gee` on a table already checked by ``load`` that keeps the formula's columns.
 
+    The internal twin of :func:`gee` (the pipeline loads and groups the table once): its
+    statistics, Notes, References and examples are those of :func:`gee`.
+
+    Parameters
+    ----------
+    t
+        A table checked by ``analyses._data.load`` that keeps the formula's columns.
+    formula, cluster, levels, corstr, bias_reduction, tol, max_iter
+        As :func:`gee`.
+    ps
+        The table's prompt sets, when already built (they give ``agree``).
+
     Returns
     -------
     GEEResult

@@ -5,6 +5,9 @@ is the reference prompt, not a category), is valid, has a value of the response
 and of every formula variable, and -- for the computed ``agree`` -- its prompt set
 has at least two valid answers (agreement is undefined otherwise).  Every reason
 a row is left out is counted in a note.
+
+These are steps of :func:`analyses.gee.gee`, outside the statistics convention (no
+formula of their own): the model and its references are in :mod:`analyses.gee`.
 """
 
 from __future__ import annotations

@@ -5,6 +5,10 @@ decide the bias-reduced fit; the treatment-coded design of the distinct rows is
 built with its aliased columns and null space; rows are summed into (cluster,
 design row) cells; the fit is re-expressed in sum-to-zero coding for Type III.
 
+These are internal steps of :func:`analyses.gee.gee`, outside the statistics convention:
+each has Parameters and Returns (and Notes where there is a formula); the model, its
+examples against statsmodels and geepack, and its references are in :mod:`analyses.gee`.
+
 References
 ----------
 Chambers, J. M. & Hastie, T. J. (1992). Statistical Models in S, ch. 2 (model
@@ -58,6 +62,20 @@ _FACTOR_COLUMNS = {
 
 
 def is_factor(t: pd.DataFrame, var: str) -> bool:
+    """Whether ``var`` enters the model as a factor (else as a numeric covariate).
+
+    Parameters
+    ----------
+    t
+        The fitted rows.
+    var
+        A formula variable.
+
+    Returns
+    -------
+    bool
+        True for the table's categorical columns, booleans and any non-numeric column.
+    """
     if var in _FACTOR_COLUMNS:
         return True
     col = t[var]
@@ -65,6 +83,23 @@ def is_factor(t: pd.DataFrame, var: str) -> bool:
 
 
 def factor_levels(values: pd.Series, given: Sequence[object] | None, var: str) -> list[object]:
+    """The levels of a factor in the fitted rows, in the order of the design.
+
+    Parameters
+    ----------
+    values
+        The factor's values in the fitted rows.
+    given
+        The caller's level order (the first is the reference), or None to sort.
+    var
+        The variable's name (for the error).
+
+    Returns
+    -------
+    list
+        The present levels, sorted or in ``given``'s order; a value missing from
+        ``given`` raises :class:`~robustness.table.TableError`.
+    """
     present = list(pd.unique(values))
     if given is None:
         return sorted(present, key=lambda v: (str(type(v)), v))
@@ -78,6 +113,15 @@ def drop_flat_terms(
     data: pd.DataFrame, factors: Sequence[str], terms: Sequence[tuple[str, ...]]
 ) -> tuple[list[tuple[str, ...]], list[str], list[str]]:
     """Drop the terms of factors that take a single value in the fitted rows.
+
+    Parameters
+    ----------
+    data
+        The fitted rows.
+    factors
+        The formula's factors.
+    terms
+        The formula's terms, each a tuple of variables.
 
     Returns
     -------
@@ -106,6 +150,19 @@ def check_separation(
     bias_reduction: bool | str = "auto",
 ) -> tuple[pd.DataFrame, bool, list[str]]:
     """Find the separated cells and decide whether to solve the bias-reduced equation.
+
+    Parameters
+    ----------
+    y
+        The 0/1 response of the fitted rows.
+    data
+        The fitted rows.
+    factors, terms
+        The model's factors and terms.
+    response
+        The response's name (for the error).
+    bias_reduction
+        ``'auto'``, True or False (see Notes).
 
     Returns
     -------
@@ -176,6 +233,15 @@ def build_model_design(
 ) -> ModelDesign:
     """Treatment-coded design of the distinct rows of ``data`` over the formula's variables.
 
+    Parameters
+    ----------
+    f
+        The parsed formula (its terms as fitted).
+    data
+        The fitted rows.
+    levels
+        Factor -> levels (the first is the reference).
+
     Returns
     -------
     ModelDesign
@@ -209,6 +275,23 @@ def aggregate_cells(
 ) -> tuple[Cells, np.ndarray]:
     """Sum the rows into (cluster, design row) cells; also return each cluster's size.
 
+    Parameters
+    ----------
+    data
+        The fitted rows (with the cluster columns).
+    y
+        Their 0/1 response.
+    design
+        :func:`build_model_design` of the rows.
+    cluster
+        A key of :data:`CLUSTERS`.
+
+    Returns
+    -------
+    (Cells, numpy.ndarray)
+        The cells (design, cluster and design-row codes, counts n, sums of y and y^2)
+        and the number of rows of each cluster.
+
     Notes
     -----
     Exact: mu depends on a row only through its design row, so every sum of the
@@ -235,9 +318,18 @@ def sum_coded(
 ) -> tuple[pd.Series, pd.DataFrame, np.ndarray]:
     """The same fit in sum-to-zero coding: b_sum = A b, V_sum = A V A' with X_sum A = X.
 
+    Parameters
+    ----------
+    f, design, levels
+        The formula, the treatment-coded design and the levels of the fit.
+    raw
+        The solver's fit (treatment coding).
+
     Returns
     -------
     (params_sum, cov_sum, term_of_sum)
+        The sum-coded coefficients (Series by name), their robust covariance (DataFrame)
+        and each coefficient's term index.
 
     Notes
     -----
@@ -255,6 +347,20 @@ def sum_coded(
 
 
 def solver_notes(raw: SolverFit) -> list[str]:
+    """Sentences on a fit that did not converge or whose working correlation is not valid.
+
+    Parameters
+    ----------
+    raw
+        The solver's fit.
+
+    Returns
+    -------
+    list of str
+        A note when it did not converge, and one when alpha makes the exchangeable
+        working correlation not positive definite (1 + (n - 1) alpha <= 0 for clusters of
+        n >= 1 - 1 / alpha rows).
+    """
     notes = []
     if not raw.converged:
         notes.append(

@@ -84,6 +84,11 @@ class ReferenceGrid:
 def reference_grid(fit: GEEResult) -> ReferenceGrid:
     """Every combination of the model's factor levels, covariates at their mean.
 
+    Parameters
+    ----------
+    fit
+        A fitted :class:`~analyses.gee.GEEResult`.
+
     Returns
     -------
     ReferenceGrid
@@ -100,6 +105,21 @@ def reference_grid(fit: GEEResult) -> ReferenceGrid:
     References
     ----------
     Lenth (2024), emmeans vignette "basics".
+
+    Examples
+    --------
+    Two models x two types x two categories: 8 rows, as ``expand.grid`` of the levels.
+
+    >>> from analyses import gee
+    >>> from analyses.marginal import reference_grid
+    >>> from analyses.synthetic import synthetic_table
+    >>> t = synthetic_table(models=2, n_items=6, categories=("paraphrase", "formatting"),
+    ...                     n_variants=3, seed=0)
+    >>> grid = reference_grid(gee(t))
+    >>> len(grid.rows), list(grid.rows.columns), grid.x.shape[0]
+    (8, ['model', 'dataset_type', 'category'], 8)
+    >>> grid.rows.iloc[0].tolist()
+    ['model_1', 'objective', 'formatting']
     """
     f = parse_formula(fit.formula)
     formula = Formula(f.text, f.response, f.variables, tuple(fit.terms))

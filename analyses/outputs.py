@@ -1,4 +1,8 @@
-"""Writing an analysis's files: ``tables/*.csv`` and ``summary.json``, each atomically."""
+"""Writing an analysis's files: ``tables/*.csv`` and ``summary.json``, each atomically.
+
+File plumbing of :func:`analyses.analyze`, outside the statistics convention: the tables
+written are documented where they are computed.
+"""
 
 from __future__ import annotations
 
@@ -19,7 +23,20 @@ __all__ = ["write_summary", "write_tables"]
 
 
 def write_tables(tables: dict[str, pd.DataFrame], folder: Path) -> dict[str, Path]:
-    """Every table as ``folder/<name>.csv`` (written to a temporary name, then moved)."""
+    """Every table as ``folder/<name>.csv`` (written to a temporary name, then moved).
+
+    Parameters
+    ----------
+    tables
+        File stem -> table.
+    folder
+        The folder (created when missing).
+
+    Returns
+    -------
+    dict of str to Path
+        File stem -> the path written.
+    """
     folder.mkdir(parents=True, exist_ok=True)
     files = {}
     for name, frame in tables.items():
@@ -49,7 +66,22 @@ def _fit_summary(m: ModelFit) -> dict[str, Any] | None:
 
 
 def write_summary(res: AnalysisResult, out: Path, models: Sequence[ModelFit]) -> None:
-    """``out/summary.json``: counts, formulas, notes, both fits' diagnostics, the files."""
+    """``out/summary.json``: counts, formulas, notes, both fits' diagnostics, the files.
+
+    Parameters
+    ----------
+    res
+        The analysis result.
+    out
+        The output folder.
+    models
+        The type and dataset model fits (their diagnostics are written).
+
+    Returns
+    -------
+    None
+        ``out/summary.json`` is written.
+    """
     summary = {
         "n_rows": res.n_rows,
         "n_invalid": res.n_invalid,

@@ -72,7 +72,18 @@ MCNEMAR_COLUMNS = [
 
 
 def thin_note(n_items: int, min_items: int) -> str:
-    """The note of a test not computed for want of items."""
+    """The note of a test not computed for want of items (plumbing; no statistic).
+
+    Parameters
+    ----------
+    n_items, min_items
+        The items the test has, and the fewest it needs.
+
+    Returns
+    -------
+    str
+        The sentence written in the ``note`` column.
+    """
     return f"not computed: {n_items} item(s), fewer than min_items = {min_items}"
 
 

@@ -50,72 +50,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from analyses._counts import prompt_sets
-from analyses._data import REFERENCE, correct_column, k_columns, load
-from analyses.accuracy import _accuracy_drop
-from analyses.agreement import flips, items_frame
-from analyses.bootstrap import bootstrap_items
-from analyses.cochran import _cochran_q
-from analyses.comparison import (
-    common_families,
-    invalid_as_disagreement,
-    invalid_gaps,
-    invalid_rates,
-    shared_families,
-    type_table,
-)
-from analyses.contrasts import CONTRAST_COLUMNS, contrast_rows, contrasts_by_model
-from analyses.gee import GEEResult, formula_columns, gee_loaded
+from analyses._data import REFERENCE, k_columns, load
+from analyses.agreement import flips
+from analyses.comparison import common_families, invalid_gaps, invalid_rates, shared_families
+from analyses.contrasts import contrast_rows, contrasts_by_model
+from analyses.gee import GEEResult, formula_columns
 from analyses.models import DATASET_FORMULA, TYPE_FORMULA, fit_models
 from analyses.outputs import write_summary, write_tables
-from analyses.paired import _mcnemar
 from analyses.pss import _pss_items, summarize_pss
-from analyses.summaries import confidence_sensitivity, dataset_means, flip_summary, fragile_items
-from robustness.errors import RobustnessError
+from analyses.sections import (
+    accuracy_tables,
+    agreement_tables,
+    paired_tables,
+    sensitivity_contrasts,
+)
+from analyses.summaries import confidence_sensitivity, flip_summary, fragile_items
 from robustness.names import FAMILY_ORDER
 from robustness.table import TableError, read_table
 
 __all__ = ["AnalysisResult", "analyze", "analyze_path"]
 
-AGREEMENT_ITEM_COLUMNS = [
-    "model",
-    "dataset",
-    "dataset_type",
-    "item_id",
-    "category",
-    "n_valid",
-    "c_i",
-    "majority",
-    "tie",
-    "n_modes",
-    "n_invalid",
-    "original_answer",
-]
-ACCURACY_COLUMNS = [
-    "model",
-    "dataset",
-    "category",
-    "accuracy",
-    "n",
-    "n_invalid",
-    "valid_rate",
-    "invalid",
-    "accuracy_original",
-    "drop",
-]
-BOOTSTRAP_COLUMNS = [
-    "dataset_type",
-    "category",
-    "estimate",
-    "ci_low",
-    "ci_high",
-    "se",
-    "n_sets",
-    "n_items",
-]
 #: Extra columns kept from the table for the report (fragile items, invalid reasons).
 REPORT_COLUMNS = ("invalid_reason", "label", "raw_output", "prompt", "confidence")
 
@@ -155,64 +112,6 @@ class AnalysisResult:
 
     def __getitem__(self, name: str) -> pd.DataFrame:
         return self.tables[name]
-
-
-def _agreement_tables(t: pd.DataFrame, ps: Any, n_boot: int, seed: int) -> dict[str, Any]:
-    items = items_frame(ps)
-    pert = items[items["category"] != REFERENCE]
-    tables: dict[str, Any] = {"agreement_items": items[AGREEMENT_ITEM_COLUMNS]}
-    tables["agreement_by_model_type_category"] = type_table(items, n_boot=n_boot, seed=seed)
-    tables["agreement_by_type_category"] = type_table(
-        items, by_model=False, n_boot=n_boot, seed=seed
-    )
-    tables["agreement_by_dataset_category"] = dataset_means(items)
-    tables["agreement_bootstrap"] = (
-        bootstrap_items(pert, n_boot=n_boot, seed=seed)
-        if pert["c_i"].notna().any()
-        else pd.DataFrame(columns=BOOTSTRAP_COLUMNS)
-    )
-    return tables
-
-
-def _accuracy_tables(t: pd.DataFrame, ps: Any) -> dict[str, pd.DataFrame]:
-    if correct_column(t) is None or not (t["dataset_type"] == "objective").any():
-        return {
-            "accuracy": pd.DataFrame(columns=ACCURACY_COLUMNS),
-            "format_accuracy": pd.DataFrame(columns=["model", "format", "accuracy", "n"]),
-        }
-    from analyses.spread import format_accuracy
-
-    obj = t[(t["dataset_type"] == "objective") & t["category"].isin([REFERENCE, "formatting"])]
-    return {
-        "accuracy": _accuracy_drop(ps),
-        "format_accuracy": format_accuracy(obj, by=("model",), format_col="variant_id"),
-    }
-
-
-def _paired_tables(ps: Any, has_accuracy: bool, min_items: int) -> dict[str, pd.DataFrame]:
-    outcome = "correct" if has_accuracy else "agree"
-    return {
-        "cochran": _cochran_q(ps, min_items=min_items),
-        "mcnemar": _mcnemar(ps, outcome=outcome, min_items=min_items),
-    }
-
-
-def _sensitivity(
-    t: pd.DataFrame, formula: str, cluster: str, families: Sequence[str], min_items: int
-) -> tuple[pd.DataFrame, list[str]]:
-    """The type comparison with invalid answers counted as disagreement."""
-    valid = t["valid"].to_numpy(dtype=bool, na_value=False)
-    if valid.all():
-        return pd.DataFrame(columns=CONTRAST_COLUMNS), []
-    t2 = invalid_as_disagreement(t)
-    ps2 = prompt_sets(t2)
-    try:
-        c = gee_loaded(t2, formula, cluster, ps=ps2).contrasts()
-    except (RobustnessError, ValueError, FloatingPointError, np.linalg.LinAlgError) as exc:
-        return pd.DataFrame(columns=CONTRAST_COLUMNS), [
-            f"sensitivity analysis (invalid answers as disagreement): the fit failed ({exc})."
-        ]
-    return contrast_rows(c, items_frame(ps2), families, min_items=min_items), []
 
 
 def analyze(
@@ -262,17 +161,73 @@ def analyze(
     Returns
     -------
     AnalysisResult
-        Every table (see the module docstring), both fits, and the notes.
+        ``tables`` (file stem -> DataFrame; every file of the module docstring, each
+        table's columns listed in the function that makes it), ``fit`` and
+        ``dataset_fit`` (the two GEE fits, None when not fitted), ``notes``, the counts
+        ``n_rows, n_invalid, n_models, n_items``, the ``formula`` and ``cluster`` used,
+        ``files`` (stem -> path written), the families (``families``,
+        ``shared_families``, ``families_only``) and ``invalid_warnings``.
+
+    Notes
+    -----
+    The statistics, each in the function named (which gives its formula):
+    C_i = max_y n_i(y) / N_i per prompt set (Kamal et al. 2026, eq. 1;
+    :func:`analyses.item_agreement`) and its means by type x category with item-bootstrap
+    percentile intervals (:func:`analyses.type_table`, Efron & Tibshirani 1993); flip
+    rates; PSS = mean over items of S_i, the mean |Y_a - Y_b| over variant pairs (Zhuo et
+    al. 2024, eq. 1-2; :func:`analyses.pss`); accuracy and its drop; Cochran's Q (Cochran
+    1950) and McNemar's chi-square (McNemar 1947) with cluster-robust versions; Pearson's
+    r of confidence and S_i; the binomial GEE of the agreement flag with robust covariance
+    (Liang & Zeger 1986, as geepack: Halekoh et al. 2006; bias-reduced where cells are
+    separated: Firth 1993), Wald chi-square tests of every term, marginal means on the
+    reference grid (Searle, Speed & Milliken 1980) and objective - subjective contrasts
+    with Holm's adjustment (Holm 1979); Kendall's W of model rankings (Kendall &
+    Babington Smith 1939) and the format spread (Sclar et al. 2024).
+
+    References
+    ----------
+    Kamal et al. (2026), eq. 1 and Tables 2-3.
+    Zhuo, J. et al. (2024). ProSA: Assessing and understanding the prompt sensitivity of
+    LLMs. Findings of EMNLP 2024.
+    Sclar, M., Choi, Y., Tsvetkov, Y. & Suhr, A. (2024). Quantifying language models'
+    sensitivity to spurious features in prompt design. ICLR 2024.
+    Efron, B. & Tibshirani, R. J. (1993). An Introduction to the Bootstrap. Chapman & Hall.
+    McNemar, Q. (1947). Note on the sampling error of the difference between correlated
+    proportions or percentages. Psychometrika 12(2), 153-157.
+    Cochran, W. G. (1950). The comparison of percentages in matched samples. Biometrika
+    37(3/4), 256-266.
+    Liang, K.-Y. & Zeger, S. L. (1986). Longitudinal data analysis using generalized
+    linear models. Biometrika 73(1), 13-22.
+    Halekoh, U., Hojsgaard, S. & Yan, J. (2006). The R package geepack for generalized
+    estimating equations. Journal of Statistical Software 15(2), 1-11.
+    Firth, D. (1993). Bias reduction of maximum likelihood estimates. Biometrika 80(1),
+    27-38.
+    Searle, S. R., Speed, F. M. & Milliken, G. A. (1980). Population marginal means in the
+    linear model: an alternative to least squares means. The American Statistician 34(4),
+    216-221.
+    Holm, S. (1979). A simple sequentially rejective multiple test procedure.
+    Scandinavian Journal of Statistics 6(2), 65-70.
+    Kendall, M. G. & Babington Smith, B. (1939). The problem of m rankings. Annals of
+    Mathematical Statistics 10(3), 275-287.
 
     Examples
     --------
     >>> import tempfile
     >>> from analyses.pipeline import analyze
     >>> from analyses.synthetic import synthetic_table
-    >>> res = analyze(synthetic_table(models=2, n_items=8, seed=0), tempfile.mkdtemp(),
-    ...               n_boot=100, quiet=True)
+    >>> t = synthetic_table(models=1, n_items=3, categories=("paraphrase", "formatting"),
+    ...                     n_variants=3, seed=0)
+    >>> res = analyze(t, tempfile.mkdtemp(), n_boot=100, quiet=True)
     >>> sorted(res.files)[:3]
     ['accuracy', 'agreement_bootstrap', 'agreement_by_dataset_category']
+
+    The pooled table's point estimates are plain means of C_i over prompt sets, by hand:
+
+    >>> items = res["agreement_items"].query("category == 'paraphrase' and c_i.notna()")
+    >>> hand = items.groupby("dataset_type")["c_i"].mean()
+    >>> row = res["agreement_by_type_category"].set_index("category").loc["paraphrase"]
+    >>> round(float(row["objective"]), 6) == round(float(hand["objective"]), 6)
+    True
     """
     if cluster not in ("item", "model_item"):
         raise TableError(f"cluster must be 'item' or 'model_item', not {cluster!r}.")
@@ -307,7 +262,7 @@ def analyze(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         ps = prompt_sets(t)
-        tables = _agreement_tables(t, ps, n_boot, seed)
+        tables = agreement_tables(t, ps, n_boot, seed)
         items = tables["agreement_items"]
         _, only = shared_families(items)
         shared = common_families(items)
@@ -341,8 +296,8 @@ def analyze(
                 "PSS ordinal: some rows have neither n_options nor option_probs; their K "
                 "is the largest answer in the dataset + 1, a lower bound."
             )
-        tables.update(_accuracy_tables(t, ps))
-        tables.update(_paired_tables(ps, len(tables["accuracy"]) > 0, min_items))
+        tables.update(accuracy_tables(t, ps))
+        tables.update(paired_tables(ps, len(tables["accuracy"]) > 0, min_items))
         conf, points = confidence_sensitivity(t, pss_items_frame, min_items=min_items)
         tables["confidence_sensitivity"] = conf
         tables["confidence_items"] = points
@@ -358,7 +313,7 @@ def analyze(
         by_model, more = contrasts_by_model(t, fams, cluster=cluster, min_items=min_items)
         tables["contrasts_by_model"] = by_model
         notes.extend(more)
-        sens, more = _sensitivity(t, text, cluster, fams, min_items)
+        sens, more = sensitivity_contrasts(t, text, cluster, fams, min_items)
         tables["contrasts_invalid_as_disagreement"] = sens
         notes.extend(more)
         tables["fragile_items"] = fragile_items(t, items)
@@ -406,6 +361,50 @@ def analyze_path(
     formula: str | None = None,
     cluster: str = "item",
 ) -> AnalysisResult:
-    """Read a Parquet or CSV long table and run :func:`analyze` on it (the CLI's entry point)."""
+    """Read a Parquet or CSV long table and run :func:`analyze` on it (the CLI's entry point).
+
+    Parameters
+    ----------
+    table_path
+        A ``.parquet`` or ``.csv`` long table (read and checked by
+        :func:`robustness.table.read_table`).
+    out_dir
+        Output folder, as :func:`analyze`.
+    formula, cluster
+        As :func:`analyze`; everything else takes :func:`analyze`'s defaults (2000
+        bootstrap replicates, seed 0, the summary printed).
+
+    Returns
+    -------
+    AnalysisResult
+        As :func:`analyze`.
+
+    Notes
+    -----
+    analyze_path(path, out) = analyze(read_table(path), out): the statistics and their
+    formulas are those of :func:`analyze`.
+
+    References
+    ----------
+    As :func:`analyze`.
+
+    Examples
+    --------
+    >>> import contextlib, io, tempfile
+    >>> from pathlib import Path
+    >>> from analyses import analyze_path, item_agreement
+    >>> from analyses.synthetic import synthetic_table
+    >>> t = synthetic_table(models=1, n_items=3, categories=("paraphrase", "formatting"),
+    ...                     n_variants=3, seed=0)
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> t.to_parquet(folder / "table.parquet")
+    >>> with contextlib.redirect_stdout(io.StringIO()):       # the printed summary
+    ...     res = analyze_path(folder / "table.parquet", folder / "out")
+    >>> res.n_rows == len(t), (folder / "out" / "tables" / "wald_type2.csv").exists()
+    (True, True)
+    >>> c = res["agreement_items"]["c_i"].to_numpy()
+    >>> bool(((c == item_agreement(t)["c_i"].to_numpy()) | (c != c)).all())
+    True
+    """
     table = read_table(table_path)
     return analyze(table, out_dir, formula=formula, cluster=cluster)

@@ -17,6 +17,11 @@ The inputs are the log-likelihood matrix ``loglik[i, j] = log P(y_j | x_i)``
 ``loglikelihood(pairs)`` method (pairs of (prompt, response) strings, returning
 objects with ``.logprob``, the summed log-probability of the response tokens
 given the prompt, and ``.n_tokens``), in one call.
+
+References
+----------
+Chatterjee, A., Renduchintala, H. S. V. N. S. K., Bhatia, S. & Chakraborty, T. (2024).
+POSIX: A prompt sensitivity index for large language models. Findings of EMNLP 2024.
 """
 
 from __future__ import annotations
@@ -48,12 +53,38 @@ def posix(
     lengths
         L_j, the number of tokens of response y_j (positive).
 
+    Returns
+    -------
+    float
+        psi >= 0; 0 when every prompt gives every response the likelihood its own prompt
+        gives it.
+
+    Notes
+    -----
+    psi = 1 / (N (N - 1)) sum_{i != j} | (1 / L_{y_j}) (log P(y_j | x_i) - log P(y_j | x_j)) |,
+    the index as Chatterjee et al. (2024) define it (module docstring for where their
+    released code differs).
+
+    References
+    ----------
+    Chatterjee et al. (2024): see the module.
+
     Examples
     --------
     >>> from analyses import posix
     >>> ll = [[-2.0, -6.0], [-4.0, -3.0]]   # y_0 under x_1: -4 vs -2 under its own x_0
     >>> posix(ll, [2, 3])                   # (|(-4 + 2) / 2| + |(-6 + 3) / 3|) / 2
     1.0
+
+    Against the sum written out, on three prompts:
+
+    >>> import numpy as np
+    >>> m = np.array([[-3.0, -7.0, -5.0], [-4.0, -2.0, -9.0], [-6.0, -5.0, -4.0]])
+    >>> L = np.array([3.0, 2.0, 4.0])
+    >>> hand = sum(abs((m[i, j] - m[j, j]) / L[j]) for i in range(3) for j in range(3)
+    ...            if i != j) / (3 * 2)
+    >>> round(posix(m, L), 6), round(float(hand), 6)
+    (1.138889, 1.138889)
     """
     m = np.asarray(loglik, dtype=float)
     n = m.shape[0] if m.ndim == 2 else 0
@@ -130,12 +161,25 @@ def posix_from_runner(
     max_new_tokens
         Passed to ``generate`` when responses are generated.
 
+    Returns
+    -------
+    PosixResult
+        ``psi`` (:func:`posix` of the matrix); ``loglik`` (the N x N matrix,
+        ``loglik[i, j] = log P(y_j | x_i)``); ``lengths`` (L_j); ``prompts`` (as sent,
+        the original first when it was added); ``responses`` (y_j); ``original_index``
+        (the original prompt's position, or None).
+
     Notes
     -----
     One ``loglikelihood`` call scores all N^2 (prompt, response) pairs, row-major
     (prompt i, response j).  L_{y_j} is the token count of y_j scored under its
     own prompt x_j (the diagonal), since a tokenizer may split a response
-    differently after different prompts.
+    differently after different prompts.  psi is then the formula of :func:`posix`
+    (Chatterjee et al. 2024).
+
+    References
+    ----------
+    Chatterjee et al. (2024): see the module.
 
     Examples
     --------
@@ -209,10 +253,31 @@ def posix_table(
 ) -> pd.DataFrame:
     """psi per prompt set from stored pair scores (a DataFrame in, a DataFrame out).
 
-    ``df`` has one row per (set, prompt i, response j) with columns ``by``,
-    ``prompt``, ``response`` (0-based indexes), ``logprob`` (log P(y_j | x_i))
-    and ``n_tokens``; every set must hold all N^2 pairs.  L_j is the diagonal's
-    ``n_tokens``.  Returns ``by`` columns, ``n_prompts`` and ``posix``.
+    Parameters
+    ----------
+    df
+        One row per (set, prompt i, response j) with the ``by`` columns, ``prompt`` and
+        ``response`` (0-based indexes), ``logprob`` (log P(y_j | x_i)) and ``n_tokens``;
+        every set must hold each of its N^2 pairs exactly once.
+    by
+        The columns that name a prompt set.
+    prompt, response
+        The columns holding i and j.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per set: the ``by`` columns, ``n_prompts`` (N) and ``posix`` (psi).
+
+    Notes
+    -----
+    psi = 1 / (N (N - 1)) sum_{i != j} |(logprob_ij - logprob_jj) / L_j| with L_j the
+    ``n_tokens`` of the diagonal row (prompt j, response j); :func:`posix` per set
+    (Chatterjee et al. 2024).
+
+    References
+    ----------
+    Chatterjee et al. (2024): see the module.
 
     Examples
     --------

@@ -52,7 +52,19 @@ Mapper = Callable[[Callable, Iterable], Iterator]
 
 
 def power_terms(effects: Effects) -> list[str]:
-    """The tests whose power is estimated, in report order."""
+    """The tests whose power is estimated, in report order (plumbing; no statistic).
+
+    Parameters
+    ----------
+    effects
+        The effects of the planned study (their categories are read).
+
+    Returns
+    -------
+    list of str
+        ``dataset_type``, ``dataset_type:category`` (two or more categories), and
+        ``contrast:<category>`` for each category.
+    """
     terms = ["dataset_type"]
     if len(effects.categories) > 1:
         terms.append("dataset_type:category")
@@ -192,7 +204,41 @@ def power(
     Notes
     -----
     power = (1/S) sum_s 1[p_s < alpha], mc_se = sqrt(power (1 - power) / S)
-    (Morris et al. 2019, Table 6).
+    (Morris et al. 2019, Table 6).  p_s is the p-value of the term's robust Wald
+    chi-square in simulation s (Liang & Zeger 1986), or the contrast's (Holm-adjusted)
+    p-value.
+
+    References
+    ----------
+    Morris et al. (2019); Liang & Zeger (1986): see the module.
+
+    Examples
+    --------
+    A trivial design: one category, one variant per item, no item correlation, so each
+    simulated table is two independent binomial samples of 30 and the Wald test of
+    ``dataset_type`` is the logit Wald test, z = (logit p1 - logit p2) /
+    sqrt(1 / (n p1 (1 - p1)) + 1 / (n p2 (1 - p2))).  The power estimate is the share of
+    the same simulated tables where that test, written out by hand, rejects:
+
+    >>> import numpy as np
+    >>> from scipy.stats import norm
+    >>> from analyses import Design, assumed_effects, power
+    >>> from analyses.power_model import simulate_table
+    >>> eff = assumed_effects(base=0.7, gap=0.15, correlation=0.0, categories=("paraphrase",))
+    >>> design = Design(items_per_dataset=30, variants_per_family=1, datasets_per_type=(1, 1))
+    >>> res = power(eff, items=[30], design=design, sims=5, seed=0,
+    ...             formula="agree ~ dataset_type")
+    >>> est = res.set_index("term").loc["dataset_type"]
+    >>> def rejects(t, n=30):
+    ...     p1, p2 = t.groupby("dataset_type")["agree"].mean()
+    ...     se = np.sqrt(1 / (n * p1 * (1 - p1)) + 1 / (n * p2 * (1 - p2)))
+    ...     z = (np.log(p1 / (1 - p1)) - np.log(p2 / (1 - p2))) / se
+    ...     return 2 * norm.sf(abs(z)) < 0.05
+    >>> hand = np.mean([rejects(simulate_table(eff, design, 0, s)) for s in range(5)])
+    >>> float(est["power"]), float(hand)
+    (0.2, 0.2)
+    >>> round(float(est["mc_se"]), 4), round(float(np.sqrt(0.2 * 0.8 / 5)), 4)
+    (0.1789, 0.1789)
     """
     _check(sims, alpha, adjust, wald_type)
     design = design or Design()
@@ -305,12 +351,37 @@ def solve_items(
     Returns
     -------
     SolveResult
+        ``items`` (the smallest number of items per dataset found to reach ``target``, or
+        None), ``target``, ``terms``, ``table`` (:func:`power`'s columns for every number
+        evaluated) and ``evaluated`` (those numbers, sorted).
 
     Notes
     -----
     Doubling from ``start`` until the target is reached (or ``max_items``), then bisection
     between the last failing and the first reaching number.  The answer carries Monte Carlo
-    error: near the target, neighbouring numbers of items are within a few ``mc_se``.
+    error: near the target, neighbouring numbers of items are within a few ``mc_se``
+    (Morris et al. 2019).  Because simulation s with n items is the first n items of the
+    same simulation with more (common random numbers), estimated power is close to
+    monotone in n.
+
+    References
+    ----------
+    Morris et al. (2019): see the module.
+
+    Examples
+    --------
+    The answer reaches the target and the number below it, when evaluated, does not:
+
+    >>> from analyses import Design, assumed_effects, solve_items
+    >>> eff = assumed_effects(base=0.5, gap=0.45, correlation=0.0, categories=("paraphrase",))
+    >>> design = Design(variants_per_family=1, datasets_per_type=(1, 1))
+    >>> res = solve_items(eff, target=0.8, design=design, start=4, max_items=8, sims=4,
+    ...                   formula="agree ~ dataset_type")
+    >>> p = res.table.query("term == 'dataset_type'").set_index("items_per_dataset")["power"]
+    >>> res.items, res.evaluated
+    (5, [4, 5, 6, 8])
+    >>> bool(p[5] >= 0.8), bool(p[4] < 0.8)
+    (True, True)
     """
     if not 0.0 < target < 1.0:
         raise StudyError(f"the target power must lie strictly between 0 and 1, not {target!r}.")

@@ -37,6 +37,10 @@ Simulation s draws dataset j of type t from two generators seeded by
 uniforms, item-major), so a table depends only on (seed, s), not on which process made it,
 and the first n items of a design with n' > n items are exactly the design with n items.
 
+:func:`calibrate_sigma` and :func:`simulate_table` are the engine of
+:func:`analyses.power.power`: their formulas are the ones above, and their docstrings give
+Parameters and Returns only.
+
 References
 ----------
 Liang, K.-Y. & Zeger, S. L. (1986). Biometrika 73(1), 13-22.
@@ -172,7 +176,38 @@ def assumed_effects(
     Returns
     -------
     Effects
-        ``agreement`` (``dataset_type, category, p``) and ``correlation``.
+        ``agreement`` (``dataset_type, category, p``: the marginal agreement of each
+        type and category), ``correlation`` (rho) and ``source`` ``'assumed'``.
+
+    Notes
+    -----
+    p_subj,c = base_c and p_obj,c = base_c + gap_c, both strictly inside (0, 1); these are
+    marginal (population-averaged) probabilities, which the simulation reaches by solving
+    E_u[expit(a_{t,c} + u)] = p_{t,c}, u ~ N(0, sigma^2) (module docstring; the marginal
+    model of Zeger, Liang & Albert 1988).
+
+    References
+    ----------
+    Zeger, Liang & Albert (1988): see the module.
+
+    Examples
+    --------
+    A large simulated table reaches the stated marginal agreement and, between two
+    variants of one item, the stated correlation (Monte Carlo, 2000 items per type):
+
+    >>> import numpy as np
+    >>> from analyses import Design, assumed_effects
+    >>> from analyses.power_model import simulate_table
+    >>> eff = assumed_effects(base=0.7, gap=0.0, correlation=0.3, categories=("paraphrase",))
+    >>> eff.agreement["p"].tolist()
+    [0.7, 0.7]
+    >>> design = Design(items_per_dataset=2000, variants_per_family=2, datasets_per_type=(1, 1))
+    >>> t = simulate_table(eff, design, seed=0)
+    >>> bool((abs(t.groupby("dataset_type")["agree"].mean() - 0.7) < 0.03).all())
+    True
+    >>> pairs = t.pivot_table(index="item_id", columns="variant_id", values="agree")
+    >>> round(float(np.corrcoef(pairs.iloc[:, 0], pairs.iloc[:, 1])[0, 1]), 1)
+    0.3
     """
     cats = list(dict.fromkeys(categories))
     if not cats:
@@ -219,7 +254,30 @@ def effects_from_pilot(table: pd.DataFrame, gap: float | None = None) -> Effects
     Notes
     -----
     p is clipped to [0.005, 0.995] (a separated pilot cell would give an infinite offset);
-    every clip is named in ``notes``.
+    every clip is named in ``notes``.  p_{t,c} = sum of agree / number of rows in the cell;
+    rho is the moment estimate of the exchangeable working correlation (Liang & Zeger
+    1986), clipped to [0, 0.9].
+
+    References
+    ----------
+    Liang & Zeger (1986): see the module.
+
+    Examples
+    --------
+    p is the mean agreement flag of each cell, by hand:
+
+    >>> from analyses import agreement_rows, effects_from_pilot
+    >>> from analyses.synthetic import synthetic_table
+    >>> pilot = synthetic_table(models=1, n_items=6, categories=("paraphrase", "formatting"),
+    ...                         n_variants=3, seed=2)
+    >>> eff = effects_from_pilot(pilot)
+    >>> rows = agreement_rows(pilot).query("category != 'original' and agree.notna()")
+    >>> hand = rows.assign(a=rows["agree"].astype(float)).groupby(
+    ...     ["dataset_type", "category"])["a"].mean()
+    >>> [round(float(v), 4) for v in eff.agreement["p"]] == [round(float(v), 4) for v in hand]
+    True
+    >>> 0.0 <= eff.correlation <= 0.9
+    True
     """
     from analyses.gee import gee
 
@@ -299,6 +357,11 @@ def _mean_correlation(p: np.ndarray, sigma: float) -> float:
 
 def calibrate_sigma(effects: Effects) -> float:
     """The item-effect sd sigma whose mean pairwise correlation is ``effects.correlation``.
+
+    Parameters
+    ----------
+    effects
+        The marginal agreement and the item-level correlation rho.
 
     Returns
     -------

@@ -34,6 +34,9 @@ each set either way.  Sets with fewer than two scored prompts have no S_i and ar
 left out of the mean (``n_items`` counts the rest).
 Category ``all`` pools every variant of an item, ``original`` included, as ProSA
 pools all its prompt templates.
+
+:func:`set_scores` is the vectorised kernel of :func:`pss_items` (arrays in, arrays out);
+its formulas are eq. 1 above, and its examples are those of :func:`pss_items`.
 """
 
 from __future__ import annotations
@@ -62,7 +65,23 @@ def set_scores(
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """S_i of every group for each score: ``{score: (n prompts, S_i)}``; NaN where undefined.
 
-    ``correct`` is 1/0 per row, NaN where the row is not scored (its invalid rule applied).
+    Parameters
+    ----------
+    group, n_groups
+        Each row's prompt-set code (0 .. n_groups - 1) and the number of sets.
+    answer, valid
+        Each row's canonical answer and validity.
+    correct
+        1/0 per row, NaN where the row is not scored (its invalid rule applied); None
+        without gold answers (no ``correctness`` score).
+    k, ordinal
+        Each row's number of options K and whether its scale is ordinal.
+
+    Returns
+    -------
+    dict of str to (numpy.ndarray, numpy.ndarray)
+        Score (``correctness``, ``answer``, ``ordinal``) -> (number of scored prompts per
+        set, S_i per set as in eq. 1, NaN where fewer than two prompts are scored).
     """
     G = n_groups
     pairs = count_pairs(group[valid], answer[valid], G)
@@ -199,6 +218,12 @@ PSS_COLUMNS = ["model", "dataset", "category", "score", "pss", "n_items", "sd"]
 def summarize_pss(items: pd.DataFrame) -> pd.DataFrame:
     """PSS (ProSA eq. 2) per model x dataset x category x score from :func:`pss_items` output.
 
+    Parameters
+    ----------
+    items
+        :func:`pss_items` output: ``model, dataset, dataset_type, category, score, s_i``
+        (and ``n_invalid``; 0 when absent); rows with a missing S_i are not averaged.
+
     Returns
     -------
     pandas.DataFrame
@@ -213,6 +238,20 @@ def summarize_pss(items: pd.DataFrame) -> pd.DataFrame:
     ----------
     Zhuo, J. et al. (2024). ProSA: Assessing and understanding the prompt
     sensitivity of LLMs. Findings of EMNLP 2024.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from analyses import summarize_pss
+    >>> items = pd.DataFrame({"model": "m", "dataset": "d", "dataset_type": "objective",
+    ...     "item_id": ["a", "b", "c"], "category": "paraphrase", "score": "answer",
+    ...     "s_i": [0.0, 0.5, 2 / 3]})
+    >>> r = summarize_pss(items).iloc[0]
+    >>> round(float(r["pss"]), 4), round(float(r["sd"]), 4), int(r["n_items"])
+    (0.3889, 0.3469, 3)
+    >>> s = [0.0, 0.5, 2 / 3]                                # by hand
+    >>> round(float(np.mean(s)), 4), round(float(np.std(s, ddof=1)), 4)
+    (0.3889, 0.3469)
     """
     keys = ["model", "dataset", "category", "score"]
     if "n_invalid" not in items.columns:

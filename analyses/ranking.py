@@ -20,7 +20,7 @@ swaps (:func:`ranking_swaps`)
     order", which does not exist for this score).  ``swap_rate`` is the share of
     (variant, pair) comparisons whose order is reversed; ``change_rate`` also counts a tie
     against a strict order (either way) as a change.
-concordance (:func:`kendall_w`, :func:`ranking_concordance`)
+concordance (:func:`kendall_w`, :func:`ranking_concordance`, in :mod:`analyses.concordance`)
     Kendall's coefficient of concordance W of the rankings the category's variants give the
     models (variants are the judges, models the objects), corrected for ties, with a
     permutation p-value (each variant's ranks shuffled independently).
@@ -47,10 +47,10 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
 
 from analyses._data import REFERENCE, load
 from analyses.accuracy import correct_outcome
+from analyses.concordance import kendall_w, ranking_concordance
 
 __all__ = [
     "kendall_w",
@@ -73,17 +73,6 @@ SWAP_COLUMNS = [
     "n_changed",
     "swap_rate",
     "change_rate",
-]
-CONCORDANCE_COLUMNS = [
-    "dataset_type",
-    "category",
-    "n_models",
-    "n_variants",
-    "w",
-    "friedman_chi2",
-    "p_perm",
-    "n_perm",
-    "reason",
 ]
 RESOLUTION_COLUMNS = ["model", "accuracy_original", "n_formats", "acc_min", "acc_max", "spread"]
 PAIR_COLUMNS = [
@@ -137,8 +126,37 @@ def model_ranks(df: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        ``dataset_type, category, variant_id, model, score, n_items, rank``; rank 1 is the
-        highest score, ties share the average rank (module docstring for the scores).
+        One row per dataset type, category, variant and model: ``dataset_type, category,
+        variant_id, model``; ``score`` (accuracy on objective items, agreement with the
+        model's own original answer on subjective items; module docstring); ``n_items``
+        (items scored); ``rank`` (1 the highest score among the models of that variant,
+        ties share the average rank).
+
+    Notes
+    -----
+    objective: score_mv = (1 / n) sum_i 1[y_imv = gold_i] (an invalid answer is wrong);
+    subjective: score_mv = (1 / n) sum_i 1[y_imv = y_im,orig] over the items whose original
+    answer is valid (an invalid variant answer disagrees).  rank_mv = average rank of
+    -score_mv among the models (Mizrahi et al. 2024 compare such per-prompt rankings).
+
+    References
+    ----------
+    Mizrahi et al. (2024): see the module.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from analyses import model_ranks
+    >>> t = pd.DataFrame({"model": ["a"] * 4 + ["b"] * 4, "dataset": "d",
+    ...     "dataset_type": "objective", "item_id": ["q1", "q2", "q1", "q2"] * 2,
+    ...     "category": ["original"] * 2 + ["formatting"] * 2 + ["original"] * 2
+    ...                 + ["formatting"] * 2,
+    ...     "variant_id": ["o/0", "o/0", "f/0", "f/0"] * 2,
+    ...     "answer": [1, 2, 1, 0, 1, 0, 1, 2], "gold": [1, 2, 1, 2, 1, 2, 1, 2],
+    ...     "valid": True})
+    >>> r = model_ranks(t).query("category == 'formatting'")
+    >>> r[["model", "score", "rank"]].values.tolist()   # a: 1 of 2 right, b: 2 of 2
+    [['a', 0.5, 2.0], ['b', 1.0, 1.0]]
     """
     t = load(df, optional=("gold", "correct"))
     s = _scores(t)
@@ -175,6 +193,24 @@ def ranking_swaps(ranks: pd.DataFrame) -> pd.DataFrame:
     For models a, b and variant v: s_v = sign(score_a,v - score_b,v), s_ref the same under
     the reference.  swapped: s_v s_ref < 0; changed: s_v != s_ref.  swap_rate =
     n_swapped / n_comparisons over the variants and pairs with both scores defined.
+
+    References
+    ----------
+    Mizrahi et al. (2024): see the module.
+
+    Examples
+    --------
+    Under the original prompt a beats b; one of two formatting variants reverses them:
+
+    >>> import pandas as pd
+    >>> from analyses.ranking import ranking_swaps
+    >>> ranks = pd.DataFrame({"dataset_type": "objective",
+    ...     "category": ["original"] * 2 + ["formatting"] * 4,
+    ...     "variant_id": ["o/0", "o/0", "f/0", "f/0", "f/1", "f/1"],
+    ...     "model": ["a", "b"] * 3, "score": [0.9, 0.5, 0.8, 0.6, 0.4, 0.7]})
+    >>> r = ranking_swaps(ranks).set_index("category").loc["formatting"]
+    >>> int(r["n_comparisons"]), int(r["n_swapped"]), float(r["swap_rate"])
+    (2, 1, 0.5)
     """
     rows = []
     for dtype, sub in ranks.groupby("dataset_type", sort=True):
@@ -234,118 +270,6 @@ def ranking_swaps(ranks: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def kendall_w(
-    scores: np.ndarray, n_perm: int = 2000, rng: np.random.Generator | None = None
-) -> tuple[float, float, float]:
-    """Kendall's W of m rankings of n objects, tie-corrected, with a permutation p-value.
-
-    Parameters
-    ----------
-    scores
-        (m judges, n objects) scores; each judge ranks its row (higher score = rank 1,
-        ties share the average rank).
-    n_perm
-        Permutations (0: no p-value).
-    rng
-        Generator of the permutations (default: seed 0).
-
-    Returns
-    -------
-    (w, friedman_chi2, p_perm)
-        NaN when every judge ties every object (W undefined).
-
-    Notes
-    -----
-    R_i = sum_j r_ij, S = sum_i (R_i - m (n + 1) / 2)^2,
-    W = 12 S / (m^2 (n^3 - n) - m sum_j T_j), T_j = sum over tie groups of (t^3 - t)
-    (Kendall & Babington Smith 1939; the tie correction of Kendall 1948, eq. 6.9);
-    Friedman's chi2 = m (n - 1) W.  p_perm = (1 + #{W_b >= W}) / (1 + B), each judge's
-    ranks permuted independently (the null of no agreement).
-
-    Examples
-    --------
-    Three judges in perfect agreement on three objects:
-
-    >>> w, chi2, p = kendall_w([[3, 2, 1], [3, 2, 1], [3, 2, 1]], n_perm=0)
-    >>> float(w), float(chi2)
-    (1.0, 6.0)
-    """
-    x = np.asarray(scores, dtype=float)
-    m, n = x.shape
-    r = np.vstack([rankdata(-row, method="average") for row in x])
-    ties = 0.0
-    for row in r:
-        _, counts = np.unique(row, return_counts=True)
-        ties += float((counts**3 - counts).sum())
-    denom = m**2 * (n**3 - n) - m * ties
-    if denom <= 0:
-        return np.nan, np.nan, np.nan
-
-    def w_of(ranks: np.ndarray) -> np.ndarray:
-        sums = ranks.sum(axis=-2)
-        s = ((sums - m * (n + 1) / 2) ** 2).sum(axis=-1)
-        return 12 * s / denom
-
-    w = float(w_of(r))
-    if n_perm <= 0:
-        return w, m * (n - 1) * w, np.nan
-    rng = rng if rng is not None else np.random.default_rng(0)
-    perm = rng.permuted(np.broadcast_to(r, (n_perm, m, n)), axis=2)
-    p = (1 + int((w_of(perm) >= w - 1e-12).sum())) / (1 + n_perm)
-    return w, m * (n - 1) * w, p
-
-
-def ranking_concordance(ranks: pd.DataFrame, n_perm: int = 2000, seed: int = 0) -> pd.DataFrame:
-    """Kendall's W of the model rankings across each category's variants.
-
-    Parameters
-    ----------
-    ranks
-        :func:`model_ranks` output.
-    n_perm, seed
-        Permutations of the p-value and their seed (one generator per row, spawned in
-        row order from ``numpy.random.SeedSequence(seed)``).
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``dataset_type, category, n_models, n_variants, w, friedman_chi2, p_perm, n_perm,
-        reason`` (why W is missing, where it is).  Variants where a model has no score are
-        left out.
-    """
-    rows: list[dict[str, object]] = []
-    cells = ranks[ranks["category"] != REFERENCE].groupby(["dataset_type", "category"], sort=True)
-    seeds = np.random.SeedSequence(seed).spawn(max(1, cells.ngroups))
-    for (dtype, cat), g in cells:
-        rng = np.random.default_rng(seeds[len(rows)])
-        wide = g.pivot_table(index="variant_id", columns="model", values="score").dropna()
-        m, n = wide.shape
-        w = chi2 = p = np.nan
-        reason = ""
-        if n < 2:
-            reason = "fewer than two models"
-        elif m < 2:
-            reason = "fewer than two variants with every model scored"
-        else:
-            w, chi2, p = kendall_w(wide.to_numpy(float), n_perm, rng)
-            if np.isnan(w):
-                reason = "every variant ties every model"
-        rows.append(
-            {
-                "dataset_type": dtype,
-                "category": cat,
-                "n_models": n,
-                "n_variants": m,
-                "w": w,
-                "friedman_chi2": chi2,
-                "p_perm": p,
-                "n_perm": n_perm,
-                "reason": reason,
-            }
-        )
-    return pd.DataFrame(rows, columns=CONCORDANCE_COLUMNS)
-
-
 def spread_resolution(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Accuracy spread over formats as the error bar of single-prompt model comparisons.
 
@@ -368,6 +292,28 @@ def spread_resolution(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     formatting variant; Sclar et al. 2024, section 3); difference = acc_a - acc_b under the
     original prompt; unresolved = |difference| < max(spread_a, spread_b).  A model with one
     format has no spread (NaN) and its pairs are not flagged.
+
+    References
+    ----------
+    Sclar et al. (2024): see the module.
+
+    Examples
+    --------
+    Two items, the original prompt and two formats; by hand model a's accuracies are
+    1, 1/2, 0 (spread 1) and b's 1/2, 1/2, 1/2 (spread 0):
+
+    >>> import pandas as pd
+    >>> from analyses import spread_resolution
+    >>> t = pd.DataFrame({"model": ["a"] * 6 + ["b"] * 6, "dataset": "d",
+    ...     "dataset_type": "objective", "item_id": ["q1", "q2"] * 6,
+    ...     "category": (["original"] * 2 + ["formatting"] * 4) * 2,
+    ...     "variant_id": ["o/0", "o/0", "f/0", "f/0", "f/1", "f/1"] * 2,
+    ...     "answer": [1, 2, 1, 0, 0, 0, 1, 0, 0, 2, 1, 0], "gold": [1, 2] * 6, "valid": True})
+    >>> per, pairs = spread_resolution(t)
+    >>> per[["model", "accuracy_original", "spread"]].values.tolist()
+    [['a', 1.0, 1.0], ['b', 0.5, 0.0]]
+    >>> pairs[["difference", "unresolved"]].values.tolist()     # |0.5| < max(1.0, 0.0)
+    [[0.5, True]]
     """
     from analyses.spread import format_accuracy
 
@@ -418,11 +364,42 @@ def spread_resolution(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 def ranking_tables(df: pd.DataFrame, n_perm: int = 2000, seed: int = 0) -> dict[str, pd.DataFrame]:
     """Every table of model-ranking stability, by file stem (for :func:`analyses.analyze`).
 
+    Parameters
+    ----------
+    df
+        Long table with two or more models (objective rows need ``gold`` or ``correct``).
+    n_perm, seed
+        Permutations of Kendall's W p-value and their seed (:func:`ranking_concordance`).
+
     Returns
     -------
     dict
-        ``ranking_ranks`` (:func:`model_ranks`), ``ranking_swaps``, ``ranking_concordance``,
-        ``spread_resolution`` and ``spread_pairs`` (:func:`spread_resolution`).
+        ``ranking_ranks`` (:func:`model_ranks`), ``ranking_swaps`` (:func:`ranking_swaps`),
+        ``ranking_concordance`` (:func:`ranking_concordance`), ``spread_resolution`` and
+        ``spread_pairs`` (:func:`spread_resolution`); each DataFrame's columns are listed
+        in its function.
+
+    Notes
+    -----
+    Scores and ranks per variant (module docstring); swap_rate = n_swapped /
+    n_comparisons of signed score differences against the reference; Kendall's W =
+    12 S / (m^2 (n^3 - n) - m sum T_j); spread = max_f acc(f) - min_f acc(f).
+
+    References
+    ----------
+    Mizrahi et al. (2024); Kendall & Babington Smith (1939); Sclar et al. (2024): see the
+    module.
+
+    Examples
+    --------
+    >>> from analyses import model_ranks, ranking_tables
+    >>> from analyses.synthetic import synthetic_table
+    >>> t = synthetic_table(models=2, n_items=4, n_variants=3, seed=1)
+    >>> tables = ranking_tables(t, n_perm=50)
+    >>> sorted(tables)
+    ['ranking_concordance', 'ranking_ranks', 'ranking_swaps', 'spread_pairs', 'spread_resolution']
+    >>> tables["ranking_ranks"].equals(model_ranks(t))
+    True
     """
     ranks = model_ranks(df)
     per, pairs = spread_resolution(df)

@@ -8,6 +8,14 @@
   below a minimum number of items;
 - :func:`fragile_items`: the (model, item) pairs with the lowest mean C_i, with every
   variant's answer, so a reader can look at what moved.
+
+References
+----------
+Kamal et al. (2026), eq. 1 and Figure 1.
+Zhuo, J. et al. (2024). ProSA: Assessing and understanding the prompt sensitivity of LLMs.
+Findings of EMNLP 2024.
+Pearson, K. (1895). Note on regression and inheritance in the case of two parents.
+Proceedings of the Royal Society of London 58, 240-242.
 """
 
 from __future__ import annotations
@@ -36,11 +44,40 @@ FRAGILE_COLUMNS = (
 def flip_summary(flips: pd.DataFrame) -> pd.DataFrame:
     """Mean flip rate per model x dataset type x category (from ``analyses.flip_rate``).
 
+    Parameters
+    ----------
+    flips
+        :func:`analyses.flip_rate` output (one row per prompt set); rows with a missing
+        ``flip_rate`` are left out.
+
     Returns
     -------
     DataFrame
-        ``model, dataset_type, category, flip_rate, n_items, n_variants``: the mean over
-        items of the share of valid variants answering other than the original prompt.
+        ``model, dataset_type, category``; ``flip_rate`` (the mean over items of the share
+        of valid variants answering other than the original prompt); ``n_items`` (items,
+        i.e. distinct (dataset, item_id), behind the mean); ``n_variants`` (valid variants
+        summed over them).
+
+    Notes
+    -----
+    flip rate of a cell = (1 / |I|) sum_{i in I} f_i, f_i = n_flipped_i / n_valid_i: every
+    item weighs the same, whatever its number of valid variants.  The flip rate stays
+    defined for a one-variant set, where C_i (Kamal et al. 2026, eq. 1) is not.
+
+    References
+    ----------
+    Kamal et al. (2026), eq. 1 (the agreement it complements).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from analyses import flip_summary
+    >>> flips = pd.DataFrame({"model": "m", "dataset": "d", "dataset_type": "objective",
+    ...     "item_id": ["a", "b", "c"], "category": "paraphrase",
+    ...     "n_valid": [4, 2, 1], "flip_rate": [0.25, 0.5, None]})
+    >>> r = flip_summary(flips).iloc[0]
+    >>> float(r["flip_rate"]), int(r["n_items"]), int(r["n_variants"]), (0.25 + 0.5) / 2
+    (0.375, 2, 6, 0.375)
     """
     x = flips[flips["flip_rate"].notna()]
     cols = ["model", "dataset_type", "category", "flip_rate", "n_items", "n_variants"]
@@ -62,10 +99,39 @@ def flip_summary(flips: pd.DataFrame) -> pd.DataFrame:
 def dataset_means(items: pd.DataFrame) -> pd.DataFrame:
     """Mean C_i (Kamal et al. eq. 1) per model x dataset x category, with item counts.
 
+    Parameters
+    ----------
+    items
+        :func:`analyses.item_agreement` output; ``original`` and sets without a C_i are
+        left out.
+
     Returns
     -------
     DataFrame
-        ``model, dataset, dataset_type, category, c_i, sd, n_items``.
+        ``model, dataset, dataset_type, category``; ``c_i`` (mean C_i over the cell's
+        prompt sets); ``sd`` (their standard deviation, ddof 1; NaN for one set);
+        ``n_items`` (distinct items).
+
+    Notes
+    -----
+    c_i of a cell = (1 / |I|) sum_{i in I} C_i, C_i = max_y n_i(y) / N_i (Kamal et al.
+    2026, eq. 1); the cells of their Figure 1.
+
+    References
+    ----------
+    Kamal et al. (2026), eq. 1 and Figure 1.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from analyses import dataset_means
+    >>> items = pd.DataFrame({"model": "m", "dataset": "d", "dataset_type": "subjective",
+    ...     "item_id": ["a", "b", "c"], "category": "paraphrase", "c_i": [1.0, 0.6, 0.5]})
+    >>> r = dataset_means(items).iloc[0]
+    >>> round(float(r["c_i"]), 4), round(float(r["sd"]), 4), int(r["n_items"])
+    (0.7, 0.2646, 3)
+    >>> round(float(np.mean([1.0, 0.6, 0.5])), 4), round(float(np.std([1.0, 0.6, 0.5], ddof=1)), 4)
+    (0.7, 0.2646)
     """
     x = items[(items["category"] != REFERENCE) & items["c_i"].notna()]
     cols = ["model", "dataset", "dataset_type", "category", "c_i", "sd", "n_items"]
@@ -109,7 +175,32 @@ def confidence_sensitivity(
     S_i is the share of discordant variant pairs over all of an item's variants (ProSA
     eq. 1 with Y the answer, category ``all``); confidence is the mean top next-token
     probability of the item's valid prompts (ProSA eq. 3). p is scipy's two-sided test of
-    r = 0 (``scipy.stats.pearsonr``).
+    r = 0 (``scipy.stats.pearsonr``):
+
+        r = sum_i (c_i - c)(s_i - s) / sqrt(sum_i (c_i - c)^2 sum_i (s_i - s)^2),
+        t = r sqrt((n - 2) / (1 - r^2)) ~ Student t with n - 2 degrees of freedom.
+
+    References
+    ----------
+    Zhuo et al. (2024), eq. 1 and 3; Pearson (1895): see the module.
+
+    Examples
+    --------
+    r and p against pingouin's Pearson correlation of the same points:
+
+    >>> import pingouin as pg
+    >>> from analyses import confidence_sensitivity, pss_items
+    >>> from analyses.synthetic import synthetic_table
+    >>> t = synthetic_table(models=1, n_items=5, seed=4)
+    >>> tests, points = confidence_sensitivity(t, pss_items(t))
+    >>> ref = pg.corr(points["confidence"], points["s_i"])
+    >>> r = tests.iloc[0]
+    >>> int(r["n_items"]) == len(points) == 20
+    True
+    >>> round(float(r["r"]), 4) == round(float(ref["r"].iloc[0]), 4)
+    True
+    >>> round(float(r["p_value"]), 4) == round(float(ref["p_val"].iloc[0]), 4)
+    True
     """
     cols = ["model", "n_items", "r", "p_value", "note"]
     pcols = ["model", "dataset", "dataset_type", "item_id", "confidence", "s_i"]
@@ -146,11 +237,49 @@ def confidence_sensitivity(
 def fragile_items(t: pd.DataFrame, items: pd.DataFrame, n: int = 5) -> pd.DataFrame:
     """The ``n`` (model, item) pairs with the lowest mean C_i, with every variant's answer.
 
+    Parameters
+    ----------
+    t
+        The long table the items came from (its rows are listed).
+    items
+        :func:`analyses.item_agreement` output of ``t``.
+    n
+        How many (model, item) pairs to list.
+
     Returns
     -------
     DataFrame
-        ``rank, model, dataset, item_id, dataset_type, mean_c_i`` and, per variant row,
-        the columns of :data:`FRAGILE_COLUMNS` the table has.
+        One row per table row of the listed pairs: ``rank`` (1 the least stable),
+        ``model, dataset, item_id, dataset_type``, ``mean_c_i`` (the pair's mean C_i over
+        its perturbation categories) and the columns of :data:`FRAGILE_COLUMNS` the
+        table has (``category, variant_id, label, answer, invalid_reason, raw_output,
+        prompt``).
+
+    Notes
+    -----
+    mean_c_i of (model, item) = (1 / |K|) sum_{k in K} C_ik over the perturbation
+    categories K with a defined C_i (Kamal et al. 2026, eq. 1); pairs are ordered by it,
+    ties broken by model, dataset and item id.
+
+    References
+    ----------
+    Kamal et al. (2026), eq. 1.
+
+    Examples
+    --------
+    >>> from analyses import fragile_items, item_agreement
+    >>> from analyses.synthetic import synthetic_table
+    >>> t = synthetic_table(models=1, n_items=4, seed=5)
+    >>> items = item_agreement(t)
+    >>> f = fragile_items(t, items, n=1)
+    >>> key = f.loc[0, ["dataset", "item_id"]].tolist()
+    >>> hand = items[(items["dataset"] == key[0]) & (items["item_id"] == key[1])
+    ...              & (items["category"] != "original")]["c_i"].mean()
+    >>> round(float(f.loc[0, "mean_c_i"]), 6) == round(float(hand), 6)
+    True
+    >>> bool(hand <= items.query("category != 'original'").groupby(
+    ...     ["dataset", "item_id"])["c_i"].mean().min() + 1e-12)
+    True
     """
     x = items[(items["category"] != REFERENCE) & items["c_i"].notna()]
     keep = [c for c in FRAGILE_COLUMNS if c in t.columns]

@@ -208,12 +208,41 @@ def synthetic_table(
         The long table (all schema columns plus ``scale`` and ``n_options``);
         it passes :func:`robustness.table.validate`.
 
+    Notes
+    -----
+    A variant of category c repeats the category answer with probability
+    s = expit(logit(stability[type, c]) + model_effect[m] + u_i), u_i ~ N(0, item_sd^2)
+    (module docstring); the category answer is the original answer a0 except with
+    probability ``category_shift``.  With no invalid rows, C_i of a set (Kamal et al.
+    2026, eq. 1) is at least the share of its variants giving the category answer, whose
+    expectation is s; so E[C_i] >= s given u_i, and ``stability`` sets agreement.
+    The data are made up: they test the analyses, they are no evidence about models.
+
+    References
+    ----------
+    Kamal et al. (2026), eq. 1 (the agreement whose structure the table imitates).
+
     Examples
     --------
     >>> from analyses.synthetic import synthetic_table
     >>> t = synthetic_table(models=["a", "b"], n_items=5, n_variants=3, seed=7)
     >>> t.groupby("dataset_type")["item_id"].nunique().to_dict()
     {'objective': 10, 'subjective': 10}
+
+    With no item effect, no shift and no invalid rows, the share of variants that repeat
+    the original answer estimates s (here 0.9) within its binomial error:
+
+    >>> import numpy as np
+    >>> t = synthetic_table(models=1, n_items=100, categories=("paraphrase",), n_variants=4,
+    ...     stability={("objective", "paraphrase"): 0.9, ("subjective", "paraphrase"): 0.9},
+    ...     item_sd=0.0, category_shift=0.0, invalid_rate=0.0, with_probs=False, seed=0)
+    >>> key = ["dataset", "item_id"]
+    >>> orig = t[t["category"] == "original"].set_index(key)["answer"]
+    >>> var = t[t["category"] == "paraphrase"].join(orig.rename("a0"), on=key)
+    >>> share = float((var["answer"] == var["a0"]).mean())
+    >>> se = np.sqrt(0.9 * 0.1 / len(var))
+    >>> bool(abs(share - 0.9) < 3 * se)
+    True
     """
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     names = _model_names(models)

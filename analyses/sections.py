@@ -1,0 +1,204 @@
+"""The sections of :func:`analyses.analyze`: each builds a group of its tables.
+
+Plumbing of the pipeline, split from :mod:`analyses.pipeline` so that it stays one job: each
+function calls the statistics of other modules (where the formulas, references and
+checked examples are) and names their tables by file stem.  These functions carry
+Parameters and Returns only; they are outside the statistics convention of the
+package (no formula of their own).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from analyses._counts import PromptSets, prompt_sets
+from analyses._data import REFERENCE, correct_column
+from analyses.accuracy import _accuracy_drop
+from analyses.agreement import items_frame
+from analyses.bootstrap import bootstrap_items
+from analyses.cochran import _cochran_q
+from analyses.comparison import invalid_as_disagreement, type_table
+from analyses.contrasts import CONTRAST_COLUMNS, contrast_rows
+from analyses.gee import gee_loaded
+from analyses.paired import _mcnemar
+from analyses.summaries import dataset_means
+from robustness.errors import RobustnessError
+
+__all__ = [
+    "ACCURACY_COLUMNS",
+    "AGREEMENT_ITEM_COLUMNS",
+    "BOOTSTRAP_COLUMNS",
+    "accuracy_tables",
+    "agreement_tables",
+    "paired_tables",
+    "sensitivity_contrasts",
+]
+
+AGREEMENT_ITEM_COLUMNS = [
+    "model",
+    "dataset",
+    "dataset_type",
+    "item_id",
+    "category",
+    "n_valid",
+    "c_i",
+    "majority",
+    "tie",
+    "n_modes",
+    "n_invalid",
+    "original_answer",
+]
+ACCURACY_COLUMNS = [
+    "model",
+    "dataset",
+    "category",
+    "accuracy",
+    "n",
+    "n_invalid",
+    "valid_rate",
+    "invalid",
+    "accuracy_original",
+    "drop",
+]
+BOOTSTRAP_COLUMNS = [
+    "dataset_type",
+    "category",
+    "estimate",
+    "ci_low",
+    "ci_high",
+    "se",
+    "n_sets",
+    "n_items",
+]
+
+
+def agreement_tables(
+    t: pd.DataFrame, ps: PromptSets, n_boot: int, seed: int
+) -> dict[str, pd.DataFrame]:
+    """The agreement section: C_i per prompt set and its means with intervals.
+
+    Parameters
+    ----------
+    t
+        The validated table (unused beyond ``ps``; kept for a uniform signature).
+    ps
+        Its prompt sets.
+    n_boot, seed
+        Item-bootstrap replicates and their seed.
+
+    Returns
+    -------
+    dict of str to DataFrame
+        ``agreement_items`` (:data:`AGREEMENT_ITEM_COLUMNS`, as
+        :func:`analyses.item_agreement`), ``agreement_by_model_type_category`` and
+        ``agreement_by_type_category`` (:func:`analyses.type_table` per model and
+        pooled), ``agreement_by_dataset_category`` (:func:`analyses.dataset_means`) and
+        ``agreement_bootstrap`` (:func:`analyses.bootstrap_items` by type x category).
+    """
+    items = items_frame(ps)
+    pert = items[items["category"] != REFERENCE]
+    tables: dict[str, pd.DataFrame] = {"agreement_items": items[AGREEMENT_ITEM_COLUMNS]}
+    tables["agreement_by_model_type_category"] = type_table(items, n_boot=n_boot, seed=seed)
+    tables["agreement_by_type_category"] = type_table(
+        items, by_model=False, n_boot=n_boot, seed=seed
+    )
+    tables["agreement_by_dataset_category"] = dataset_means(items)
+    tables["agreement_bootstrap"] = (
+        bootstrap_items(pert, n_boot=n_boot, seed=seed)
+        if pert["c_i"].notna().any()
+        else pd.DataFrame(columns=BOOTSTRAP_COLUMNS)
+    )
+    return tables
+
+
+def accuracy_tables(t: pd.DataFrame, ps: PromptSets) -> dict[str, pd.DataFrame]:
+    """The accuracy section (objective items with a gold answer; empty tables otherwise).
+
+    Parameters
+    ----------
+    t
+        The validated table.
+    ps
+        Its prompt sets.
+
+    Returns
+    -------
+    dict of str to DataFrame
+        ``accuracy`` (:data:`ACCURACY_COLUMNS`, as :func:`analyses.accuracy_drop`) and
+        ``format_accuracy`` (:func:`analyses.format_accuracy` of the original prompt and
+        the formatting variants, one format per ``variant_id``).
+    """
+    if correct_column(t) is None or not (t["dataset_type"] == "objective").any():
+        return {
+            "accuracy": pd.DataFrame(columns=ACCURACY_COLUMNS),
+            "format_accuracy": pd.DataFrame(columns=["model", "format", "accuracy", "n"]),
+        }
+    from analyses.spread import format_accuracy
+
+    obj = t[(t["dataset_type"] == "objective") & t["category"].isin([REFERENCE, "formatting"])]
+    return {
+        "accuracy": _accuracy_drop(ps),
+        "format_accuracy": format_accuracy(obj, by=("model",), format_col="variant_id"),
+    }
+
+
+def paired_tables(ps: PromptSets, has_accuracy: bool, min_items: int) -> dict[str, pd.DataFrame]:
+    """The paired tests: Cochran's Q across categories and McNemar between models.
+
+    Parameters
+    ----------
+    ps
+        The table's prompt sets.
+    has_accuracy
+        McNemar compares correctness when True, the agreement flag otherwise.
+    min_items
+        Fewest items for a test.
+
+    Returns
+    -------
+    dict of str to DataFrame
+        ``cochran`` (:func:`analyses.cochran_q`) and ``mcnemar`` (:func:`analyses.mcnemar`).
+    """
+    outcome = "correct" if has_accuracy else "agree"
+    return {
+        "cochran": _cochran_q(ps, min_items=min_items),
+        "mcnemar": _mcnemar(ps, outcome=outcome, min_items=min_items),
+    }
+
+
+def sensitivity_contrasts(
+    t: pd.DataFrame, formula: str, cluster: str, families: Sequence[str], min_items: int
+) -> tuple[pd.DataFrame, list[str]]:
+    """The type comparison with invalid answers counted as disagreement.
+
+    Parameters
+    ----------
+    t
+        The validated table.
+    formula, cluster
+        The type model's GEE formula and clusters.
+    families, min_items
+        As :func:`analyses.contrast_rows`.
+
+    Returns
+    -------
+    (DataFrame, notes)
+        :func:`analyses.contrast_rows` of the GEE fitted to
+        :func:`analyses.invalid_as_disagreement` of ``t`` (empty when every row is
+        valid), and a note when that fit failed.
+    """
+    valid = t["valid"].to_numpy(dtype=bool, na_value=False)
+    if valid.all():
+        return pd.DataFrame(columns=CONTRAST_COLUMNS), []
+    t2 = invalid_as_disagreement(t)
+    ps2 = prompt_sets(t2)
+    try:
+        c = gee_loaded(t2, formula, cluster, ps=ps2).contrasts()
+    except (RobustnessError, ValueError, FloatingPointError, np.linalg.LinAlgError) as exc:
+        return pd.DataFrame(columns=CONTRAST_COLUMNS), [
+            f"sensitivity analysis (invalid answers as disagreement): the fit failed ({exc})."
+        ]
+    return contrast_rows(c, items_frame(ps2), families, min_items=min_items), []
