@@ -33,6 +33,8 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
+from robustness.errors import AnalysisError, ModelError
+
 
 class LoglikelihoodRunner(Protocol):
     """What :func:`posix_from_runner` needs from a runner."""
@@ -89,18 +91,18 @@ def posix(
     m = np.asarray(loglik, dtype=float)
     n = m.shape[0] if m.ndim == 2 else 0
     if m.ndim != 2 or m.shape[1] != n:
-        raise ValueError(f"loglik must be a square N x N matrix, not shape {m.shape}.")
+        raise AnalysisError(f"loglik must be a square N x N matrix, not shape {m.shape}.")
     if n < 2:
-        raise ValueError(f"POSIX needs at least two prompts, not {n}.")
+        raise AnalysisError(f"POSIX needs at least two prompts, not {n}.")
     if not np.all(np.isfinite(m)):
         i, j = np.argwhere(~np.isfinite(m))[0]
-        raise ValueError(f"loglik[{i}, {j}] = {m[i, j]} is not finite.")
+        raise AnalysisError(f"loglik[{i}, {j}] = {m[i, j]} is not finite.")
     length = np.asarray(lengths, dtype=float)
     if length.shape != (n,):
-        raise ValueError(f"lengths must have one entry per response ({n}), not {length.shape}.")
+        raise AnalysisError(f"lengths must have one entry per response ({n}), not {length.shape}.")
     if np.any(~(length > 0)):
         j = int(np.flatnonzero(~(length > 0))[0])
-        raise ValueError(f"lengths[{j}] = {length[j]} must be a positive token count.")
+        raise AnalysisError(f"lengths[{j}] = {length[j]} must be a positive token count.")
     # column j: log P(y_j | x_i) - log P(y_j | x_j), divided by L_j
     ratio = (m - np.diag(m)[None, :]) / length[None, :]
     off = ~np.eye(n, dtype=bool)
@@ -207,13 +209,13 @@ def posix_from_runner(
             original_index = 0
     n = len(plist)
     if n < 2:
-        raise ValueError(f"POSIX needs at least two prompts, not {n}.")
+        raise AnalysisError(f"POSIX needs at least two prompts, not {n}.")
     if responses is None:
         generated = runner.generate(plist, max_new_tokens)  # type: ignore[attr-defined]
         rlist = [_text(g) for g in generated]
         empty = [j for j, r in enumerate(rlist) if not r.strip()]
         if empty:
-            raise ValueError(
+            raise AnalysisError(
                 f"the model gave an empty response to prompt {empty[0]} ({len(empty)} of {n} "
                 "prompts); POSIX divides by the response length, so pass responses or prompts "
                 "the model answers."
@@ -226,22 +228,24 @@ def posix_from_runner(
             if original_index == 0 and len(plist) == len(prompts) + 1
             else ""
         )
-        raise ValueError(f"{len(rlist)} responses for {n} prompts{hint}.")
+        raise AnalysisError(f"{len(rlist)} responses for {n} prompts{hint}.")
     pairs = [(plist[i], rlist[j]) for i in range(n) for j in range(n)]
     scored = list(runner.loglikelihood(pairs))
     if len(scored) != n * n:
-        raise ValueError(f"runner.loglikelihood returned {len(scored)} results for {n * n} pairs.")
+        raise ModelError(f"runner.loglikelihood returned {len(scored)} results for {n * n} pairs.")
     try:
         ll = np.array([float(s.logprob) for s in scored]).reshape(n, n)
         toks = np.array([float(s.n_tokens) for s in scored]).reshape(n, n)
     except AttributeError as exc:
-        raise TypeError(
+        raise ModelError(
             f"runner.loglikelihood must return objects with .logprob and .n_tokens ({exc})."
         ) from None
     lengths = np.diag(toks).copy()
     if np.any(lengths <= 0):
         j = int(np.flatnonzero(lengths <= 0)[0])
-        raise ValueError(f"response {j} ({rlist[j]!r}) has no tokens; POSIX divides by its length.")
+        raise AnalysisError(
+            f"response {j} ({rlist[j]!r}) has no tokens; POSIX divides by its length."
+        )
     return PosixResult(posix(ll, lengths), ll, lengths, plist, rlist, original_index)
 
 
@@ -292,12 +296,12 @@ def posix_table(
     need = [*by, prompt, response, "logprob", "n_tokens"]
     missing = [c for c in need if c not in df.columns]
     if missing:
-        raise ValueError(f"posix_table: missing column(s) {', '.join(map(repr, missing))}.")
+        raise AnalysisError(f"posix_table: missing column(s) {', '.join(map(repr, missing))}.")
     rows = []
     for key, g in df.groupby(list(by), sort=True):
         n = int(max(g[prompt].max(), g[response].max())) + 1
         if len(g) != n * n or g[[prompt, response]].duplicated().any():
-            raise ValueError(
+            raise AnalysisError(
                 f"posix_table: set {key!r} does not hold each of its {n}x{n} "
                 "(prompt, response) pairs exactly once."
             )

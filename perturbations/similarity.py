@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from robustness.errors import ModelError
+from robustness.errors import ModelError, StudyError
 
 if TYPE_CHECKING:
     from robustness.prompts import PromptSpec
@@ -82,7 +82,7 @@ def _check_pairs(a: Sequence[str], b: Sequence[str]) -> None:
     if isinstance(a, str) or isinstance(b, str):
         raise TypeError("similarity() takes two sequences of texts, not two texts")
     if len(a) != len(b):
-        raise ValueError(f"similarity() needs pairs: got {len(a)} and {len(b)} texts")
+        raise StudyError(f"similarity() needs pairs: got {len(a)} and {len(b)} texts")
 
 
 class _EmbeddingCache:
@@ -124,7 +124,7 @@ class NgramSimilarity:
 
     def __init__(self, n: int = 3) -> None:
         if n < 1:
-            raise ValueError(f"n must be >= 1, got {n}")
+            raise StudyError(f"n must be >= 1, got {n}")
         self.n = n
 
     def _grams(self, text: str) -> Counter[str]:
@@ -178,7 +178,7 @@ def _pooling_config(folder: Path) -> tuple[int, bool]:
             if k.startswith("pooling_mode_") and v and k != "pooling_mode_mean_tokens"
         ]
         if others or not pool.get("pooling_mode_mean_tokens", True):
-            raise ValueError(f"{pool_cfg}: only mean pooling is supported, got {pool}")
+            raise StudyError(f"{pool_cfg}: only mean pooling is supported, got {pool}")
     normalise = True
     modules = folder / "modules.json"
     if modules.exists():
@@ -253,7 +253,7 @@ class MiniLMSimilarity:
         cache_size: int = 100_000,
     ) -> None:
         if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+            raise StudyError(f"batch_size must be >= 1, got {batch_size}")
         self.model_dir = Path(model_dir) if model_dir is not None else None
         self.batch_size = batch_size
         self.num_threads = num_threads

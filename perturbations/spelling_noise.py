@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from perturbations.base import Candidate, Family, register
+from robustness.errors import StudyError
 from robustness.items import Item
 from robustness.prompts import PromptSpec
 
@@ -145,12 +146,12 @@ class SpellingNoise(Family):
         try:
             rate, min_len = float(self.params["rate"]), int(self.params["min_length"])
         except (TypeError, ValueError):
-            raise ValueError(
+            raise StudyError(
                 f"spelling_noise rate and min_length must be numbers, got "
                 f"{self.params['rate']!r} and {self.params['min_length']!r}"
             ) from None
         if not 0 < rate <= 1:
-            raise ValueError(f"spelling_noise rate must be in (0, 1], got {rate}")
+            raise StudyError(f"spelling_noise rate must be in (0, 1], got {rate}")
         in_question = bool(eligible_words(spec.question, min_len))
         if not in_question and not eligible_words(spec.instruction, min_len):
             return  # nothing eligible to edit

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from analyses import posix, posix_from_runner, posix_table
+from robustness.errors import ModelError
 
 LL = np.array(
     [[-3.0, -5.0, -4.0], [-6.0, -2.0, -8.0], [-4.0, -4.0, -1.0]]
@@ -121,14 +122,14 @@ def test_runner_helper_rejects_bad_runners():
         def loglikelihood(self, pairs):
             return [SimpleNamespace(logprob=-1.0, n_tokens=1)]
 
-    with pytest.raises(ValueError, match="returned 1 results for 4 pairs"):
+    with pytest.raises(ModelError, match="returned 1 results for 4 pairs"):
         posix_from_runner(Short(), ["a", "b"], ["x", "y"])
 
     class NoAttrs:
         def loglikelihood(self, pairs):
             return [(-1.0, 1)] * len(pairs)
 
-    with pytest.raises(TypeError, match=r"\.logprob and \.n_tokens"):
+    with pytest.raises(ModelError, match=r"\.logprob and \.n_tokens"):
         posix_from_runner(NoAttrs(), ["a", "b"], ["x", "y"])
 
 

@@ -31,6 +31,7 @@ from perturbations.paraphrase import (
     question_rewrites,
 )
 from perturbations.similarity import NgramSimilarity, meaning_text
+from robustness.errors import ModelError
 from robustness.items import Item
 from robustness.prompts import default_spec
 from robustness.variants import Variant
@@ -456,7 +457,7 @@ def test_model_paraphraser_refuses_changed_numbers():
 
 
 def test_model_paraphraser_needs_generate():
-    with pytest.raises(TypeError, match="generate"):
+    with pytest.raises(ModelError, match="generate"):
         ModelParaphraser(object())
 
 

@@ -41,6 +41,7 @@ from perturbations.base import Candidate, Family, register
 from perturbations.paraphrase.rewrite import Paraphraser
 from perturbations.paraphrase.rules import RuleParaphraser
 from perturbations.similarity import Similarity, default_similarity, keep_similar
+from robustness.errors import StudyError
 from robustness.items import Item
 from robustness.prompts import PromptSpec
 
@@ -76,7 +77,7 @@ class Paraphrase(Family):
     ) -> None:
         super().__init__(**params)
         if int(self.params["oversample"]) < 1:
-            raise ValueError("paraphrase oversample must be >= 1")
+            raise StudyError("paraphrase oversample must be >= 1")
         self.paraphraser: Paraphraser = paraphraser or RuleParaphraser()
         self._similarity = similarity
 

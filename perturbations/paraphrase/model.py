@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from perturbations.paraphrase.rewrite import Rewrite
+from robustness.errors import ModelError
 from robustness.items import Item
 from robustness.prompts import PromptSpec
 
@@ -165,7 +166,7 @@ class ModelParaphraser:
         styles: Sequence[str] = STYLES,
     ) -> None:
         if not callable(getattr(runner, "generate", None)):
-            raise TypeError("ModelParaphraser needs a runner with a generate() method")
+            raise ModelError("ModelParaphraser needs a runner with a generate() method")
         self.runner = runner
         self.max_new_tokens = max_new_tokens
         self.chat = chat
