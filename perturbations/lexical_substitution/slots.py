@@ -4,7 +4,7 @@ A form of the lexicon is replaceable at a place of a text when every one of its 
 
 - stands alone (no digit, hyphen, slash, bracket or apostrophe joined to it),
 - is no negation (:data:`NEGATIONS`), no word naming the task (:data:`TASK_WORDS`) and no
-  word of any option text,
+  word of any option text (function words, :data:`FUNCTION_WORDS`, excepted),
 - is lowercase, except a capitalised first word that opens a sentence (a capitalised
   word elsewhere is taken for a name),
 
@@ -20,6 +20,7 @@ from typing import Any
 from perturbations.lexical_substitution.lexicon import NEAR, Lexicon
 
 __all__ = [
+    "FUNCTION_WORDS",
     "NEGATIONS",
     "NOUN_CUES",
     "TASK_WORDS",
@@ -64,9 +65,21 @@ _PREV_WORD = re.compile(r"([A-Za-z]+(?:'[A-Za-z]+)?)[ \t]+$")
 _NEXT_WORD = re.compile(r"[ \t]+([A-Za-z]+(?:'[A-Za-z]+)?)")
 
 
+#: Function words that stay free to change even when an option text contains them: an
+#: option saying "a gas" does not make every "a" or "of" of the question part of its answer.
+FUNCTION_WORDS = _wordset("""
+a an the this that these those what which who whom whose when where why how whether if
+i me my we us our you your he him his she her it its they them their one
+and or but so as than then because since although though while until till
+of in on at to for from by with about into onto upon over under between among through via
+is are was were be been being am have has had do does did can could may might must shall
+should will would ought need
+""")
+
+
 def option_words(options: Any) -> frozenset[str]:
-    """Every word of the option texts, lowercased."""
-    return frozenset(w.lower() for o in options for w in _WORD.findall(o))
+    """Every word of the option texts, lowercased, less :data:`FUNCTION_WORDS`."""
+    return frozenset(w.lower() for o in options for w in _WORD.findall(o)) - FUNCTION_WORDS
 
 
 def _at_sentence_start(text: str, start: int) -> bool:
