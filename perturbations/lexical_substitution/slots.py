@@ -106,6 +106,11 @@ def _neighbours(text: str, start: int, end: int) -> tuple[str, str]:
     return (before.group(1).lower() if before else "", after.group(1).lower() if after else "")
 
 
+def _possessive(text: str, end: int) -> bool:
+    """True when an apostrophe and a letter follow ``end``: "people’s" stays as written."""
+    return text[end] in "'’" and end + 1 < len(text) and text[end + 1].isalpha()
+
+
 def _pos_fits(pos: str, prev: str) -> bool:
     if pos == "v":
         return prev not in NOUN_CUES
@@ -180,7 +185,7 @@ def find_slots(text: str, lexicon: Lexicon, protected: frozenset[str]) -> list[S
             if tuple(words) != entry.words or not all(_free(w, protected) for w in words[1:]):
                 continue
             end = tokens[i + n - 1].end()
-            if end < len(text) and text[end] not in _AFTER_OK:
+            if end < len(text) and (text[end] not in _AFTER_OK or _possessive(text, end)):
                 continue
             prev, nxt = _neighbours(text, m.start(), end)
             following = tuple(t.group().lower() for t in tokens[i + n : i + n + NEAR])
