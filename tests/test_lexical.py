@@ -276,7 +276,9 @@ def oracle_round_trip(variant: Variant) -> None:
 def test_oracle_round_trip_in_two_formats():
     for item in (ITEM, AGREE):
         fam = _family()
-        for vspec, params in fam.perturb(default_spec(item), item, family_rng(0, item, fam.name), 5):
+        for vspec, params in fam.perturb(
+            default_spec(item), item, family_rng(0, item, fam.name), 5
+        ):
             oracle_round_trip(Variant(item, fam.name, "x", vspec, params))
     spec = default_spec(ITEM).with_(format=Format(label_wrapper="({})", option_layout="inline"))
     for vspec, params in _family().perturb(spec, ITEM, np.random.default_rng(0), 5):
@@ -320,7 +322,7 @@ def test_no_lexicon_pair_is_a_wordnet_antonym_or_cohyponym():
         return out
 
     # the check itself can fail: it finds a planted antonym and a planted sibling pair
-    assert {l.name() for s in synsets("increase", "v") for m in s.lemmas() for l in m.antonyms()}
+    assert {x.name() for s in synsets("increase", "v") for m in s.lemmas() for x in m.antonyms()}
     north, south = synsets("north", "n"), synsets("south", "n")
     assert any(set(a.hypernyms()) & set(b.hypernyms()) for a in north for b in south)
 

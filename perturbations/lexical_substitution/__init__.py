@@ -1,6 +1,54 @@
 """lexical_substitution: words and short phrases replaced from the project's own lexicon.
 
-PLACEHOLDER: measured figures go here.
+The substitutes come from ``lexicon.tsv`` (format: :mod:`.lexicon`), a list written for
+this project from general knowledge of English: surface forms of common exam and survey
+vocabulary ("approximately" -> "roughly", "Which of the following" -> "Which one of the
+following", "require" -> "need") with inflected forms listed explicitly, each substitute
+meant to keep meaning and grammar wherever the form occurs, or limited by context rules
+on the neighbouring words where it would not ("likely" -> "probable" only before a noun
+such as "cause" or at the end of a clause). Words whose synonyms depend on their sense
+are left out. No tagger, inflection engine or model is used.
+
+Guards (:mod:`.slots`): option texts, labels and numbers are never touched, nor negations,
+words naming the task, words of any option text, capitalised words inside a sentence
+(names) or possessives; "a"/"an" is mended before a new word and capitalisation kept.
+A variant replaces each replaceable form with probability ``rate`` (at least one, at most
+``max_substitutions``); variants are distinct substitution sets, drawn from the seeded
+generator, so a seed gives the same bytes. A test refuses any single-word pair of the
+lexicon that WordNet calls antonyms or co-hyponyms (siblings under one hypernym).
+
+Measured on the 674 items of ../shared/data, default parameters, five variants, seed 0
+(``python bench/perturb.py --only-lexical``). The lexicon was written looking only at the
+``dev`` half of each dataset (:func:`bench.perturb.halves`, seed 2026), never at the
+``held_out`` half:
+
+==================  ==================  ==================  ==================
+items with          dev (337)           held_out (337)      all (674)
+==================  ==================  ==================  ==================
+>= 1 variant        86%                 75%                 81%
+>= 3 variants       46%                 42%                 44%
+==================  ==================  ==================  ==================
+
+By dataset (all items, >= 1 / >= 3): ARC 85/52%, MMLU 70/29%, Political Compass 84/42%,
+ValueBench 88/49%, WVS 77/57%. The items left out are mostly short questions without a
+form the lexicon can change safely ("Planets orbit", "Do you believe in heaven?",
+abstract algebra statements). So the issue's targets (90% and 60%) are not reached:
+80% is what a lexicon that refuses sense-dependent words reaches here.
+
+Precision, judged by reading (tests/fixtures/lexical_judged.jsonl): 230 variants drawn at
+random (seed 2026) from all variants of all 674 items, all five datasets; 213 keep
+meaning and grammar: 92.6% (dev half 95.4% of 131, held_out half 88.9% of 99). The
+entries behind the 17 failures were then narrowed or removed, and
+``tests/test_lexical.py`` checks that none of the 17 is made any more and that at least
+90% of the judged variants still made keep meaning and grammar.
+
+The sentence-embedding check of earlier versions (all-MiniLM-L6-v2 cosine of instruction
++ question before and after, 0.94) is kept as an option, ``threshold``, but is off by
+default: on the judged sample it separates good from bad variants at AUC 0.55 (medians
+0.993 vs 0.989); at 0.94 it drops 8% of the good variants and 18% of the bad ones,
+raising precision from 92.6% to 93.3% and costing about a minute of embedding per run.
+
+Speed: all 674 items x 5 variants in about 6 s on one core (target 180 s, issue 10).
 """
 
 from __future__ import annotations
