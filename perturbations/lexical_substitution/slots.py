@@ -133,8 +133,7 @@ class Slot:
 def _free(word: str, protected: frozenset[str]) -> bool:
     lower = word.lower()
     return (
-        "'" not in word
-        and lower not in NEGATIONS
+        lower not in NEGATIONS
         and lower not in TASK_WORDS
         and lower not in protected
     )
