@@ -18,8 +18,9 @@ tab-separated columns; ``#`` starts a comment line::
   ``prev=,a``, stands for no word, i.e. punctuation or the start of the text),
   ``!prev=a,b`` (it is none of these), ``next=...`` and ``!next=...`` likewise for the
   word after, ``!near=a,b`` (none of the :data:`NEAR` words after the form is one of
-  these: "which of the following are" is plural), and ``start`` (the form opens a
-  sentence). An item ``*ed`` matches every word ending in "ed".
+  these: "which of the following are" is plural), ``near=a,b`` (one of them is),
+  ``start`` (the form opens a sentence) and ``!start`` (it does not). An item ``*ed``
+  matches every word ending in "ed".
 """
 
 from __future__ import annotations
@@ -53,12 +54,16 @@ class Context:
     next: frozenset[str] | None = None
     not_next: frozenset[str] = frozenset()
     not_near: frozenset[str] = frozenset()
+    near: frozenset[str] | None = None
     start: bool = False
+    not_start: bool = False
 
     def fits(self, prev: str, nxt: str, at_start: bool, following: tuple[str, ...] = ()) -> bool:
         """True when the neighbours ``prev`` and ``nxt`` ("" for none), and the words
         ``following`` the form, satisfy every rule."""
-        if self.start and not at_start:
+        if (self.start and not at_start) or (self.not_start and at_start):
+            return False
+        if self.near is not None and not any(w in self.near for w in following[:NEAR]):
             return False
         if self.prev is not None and not _member(prev, self.prev):
             return False
@@ -87,8 +92,8 @@ class Entry:
 def _parse_context(text: str, where: str) -> Context:
     fields: dict[str, object] = {}
     for token in text.split():
-        if token == "start":
-            fields["start"] = True
+        if token in ("start", "!start"):
+            fields["start" if token == "start" else "not_start"] = True
             continue
         key, sep, value = token.partition("=")
         names = {
@@ -97,11 +102,12 @@ def _parse_context(text: str, where: str) -> Context:
             "next": "next",
             "!next": "not_next",
             "!near": "not_near",
+            "near": "near",
         }
         if not sep or key not in names:
             raise StudyError(
                 f"{where}: unknown context rule {token!r}; use prev=, !prev=, next=, !next=, "
-                "!near= or start."
+                "near=, !near=, start or !start."
             )
         words = frozenset(value.split(","))
         field = names[key]
