@@ -18,37 +18,45 @@ generator, so a seed gives the same bytes. A test refuses any single-word pair o
 lexicon that WordNet calls antonyms or co-hyponyms (siblings under one hypernym).
 
 Measured on the 674 items of ../shared/data, default parameters, five variants, seed 0
-(``python bench/perturb.py --only-lexical``). The lexicon was written looking only at the
-``dev`` half of each dataset (:func:`bench.perturb.halves`, seed 2026), never at the
-``held_out`` half:
+(``python bench/perturb.py --only-lexical``, which prints these tables). The lexicon was
+written looking only at the ``dev`` half of each dataset (``halves`` in bench/perturb.py:
+items sorted by id, permuted with seed 2026, first half), never at the ``held_out`` half:
 
 ==================  ==================  ==================  ==================
 items with          dev (337)           held_out (337)      all (674)
 ==================  ==================  ==================  ==================
->= 1 variant        86%                 75%                 81%
->= 3 variants       46%                 42%                 44%
+>= 1 variant        87%                 75%                 81%
+>= 3 variants       49%                 42%                 46%
 ==================  ==================  ==================  ==================
 
-By dataset (all items, >= 1 / >= 3): ARC 85/52%, MMLU 70/29%, Political Compass 84/42%,
-ValueBench 88/49%, WVS 77/57%. The items left out are mostly short questions without a
+By dataset (all items, >= 1 / >= 3): ARC 85/54%, MMLU 71/33%, Political Compass 82/42%,
+ValueBench 88/50%, WVS 77/57%. The items left out are mostly short questions without a
 form the lexicon can change safely ("Planets orbit", "Do you believe in heaven?",
-abstract algebra statements). So the issue's targets (90% and 60%) are not reached:
-80% is what a lexicon that refuses sense-dependent words reaches here.
+abstract algebra statements), and the held-out half shows that a larger list would
+mostly add forms of the items it was read against. So issue 10's targets (90% and 60%)
+are not reached: about 80% is what a lexicon that refuses sense-dependent words
+reaches here.
 
-Precision, judged by reading (tests/fixtures/lexical_judged.jsonl): 230 variants drawn at
-random (seed 2026) from all variants of all 674 items, all five datasets; 213 keep
-meaning and grammar: 92.6% (dev half 95.4% of 131, held_out half 88.9% of 99). The
-entries behind the 17 failures were then narrowed or removed, and
-``tests/test_lexical.py`` checks that none of the 17 is made any more and that at least
-90% of the judged variants still made keep meaning and grammar.
+Precision, judged by reading, one verdict and a reason per refusal
+(tests/fixtures/lexical_judged.jsonl; ``pytest tests/test_lexical.py``):
+
+- batch 1, 230 variants drawn at random (seed 2026) from all 1,712 variants of the 674
+  items, all five datasets: 213 keep meaning and grammar, 92.6% (dev 95.4% of 131,
+  held_out 88.9% of 99);
+- batch 2, 110 variants drawn at random (seed 2027) from the variants of the lexicon as
+  it is now, less those already judged: 105 keep, 95.5% (dev 95.8% of 48, held_out 95.2%
+  of 62);
+- the entries behind the 22 failures were then narrowed or removed; the test checks that
+  none of the 22 is made any more and that at least 90% of the judged variants still
+  made keep meaning and grammar (now 311 of 311).
 
 The sentence-embedding check of earlier versions (all-MiniLM-L6-v2 cosine of instruction
 + question before and after, 0.94) is kept as an option, ``threshold``, but is off by
-default: on the judged sample it separates good from bad variants at AUC 0.55 (medians
-0.993 vs 0.989); at 0.94 it drops 8% of the good variants and 18% of the bad ones,
-raising precision from 92.6% to 93.3% and costing about a minute of embedding per run.
+default: on batch 1 it separates good from bad variants at AUC 0.55 (medians 0.993 vs
+0.989); at 0.94 it drops 8% of the good variants and 18% of the bad ones, raising
+precision from 92.6% to 93.3%, and costs about a minute of embedding per run.
 
-Speed: all 674 items x 5 variants in about 6 s on one core (target 180 s, issue 10).
+Speed: all 674 items x 5 variants in 3-6 s on one core (target 180 s, issue 10).
 """
 
 from __future__ import annotations

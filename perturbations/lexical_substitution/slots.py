@@ -132,11 +132,7 @@ class Slot:
 
 def _free(word: str, protected: frozenset[str]) -> bool:
     lower = word.lower()
-    return (
-        lower not in NEGATIONS
-        and lower not in TASK_WORDS
-        and lower not in protected
-    )
+    return lower not in NEGATIONS and lower not in TASK_WORDS and lower not in protected
 
 
 def _match_words(text: str, tokens: list[re.Match[str]], i: int, n: int) -> bool:
