@@ -25,30 +25,36 @@ items sorted by id, permuted with seed 2026, first half), never at the ``held_ou
 ==================  ==================  ==================  ==================
 items with          dev (337)           held_out (337)      all (674)
 ==================  ==================  ==================  ==================
->= 1 variant        87%                 75%                 81%
->= 3 variants       49%                 42%                 46%
+>= 1 variant        88%                 77%                 82%
+>= 3 variants       52%                 43%                 47%
 ==================  ==================  ==================  ==================
 
-By dataset (all items, >= 1 / >= 3): ARC 85/54%, MMLU 71/33%, Political Compass 82/42%,
+By dataset (all items, >= 1 / >= 3): ARC 86/57%, MMLU 75/34%, Political Compass 82/42%,
 ValueBench 88/50%, WVS 77/57%. The items left out are mostly short questions without a
 form the lexicon can change safely ("Planets orbit", "Do you believe in heaven?",
-abstract algebra statements), and the held-out half shows that a larger list would
-mostly add forms of the items it was read against. So issue 10's targets (90% and 60%)
+abstract algebra statements); the gap between the halves (88% vs 77%) measures how much
+of the list fits the items it was written against. So issue 10's targets (90% and 60%)
 are not reached: about 80% is what a lexicon that refuses sense-dependent words
-reaches here.
+reaches here. In ``make demo`` (bundled items, two variants each) 23 of 24 objective
+and 21 of 24 subjective items get a lexical variant, but the agreement table counts an
+item only with two variants of a family: 14 objective and 21 subjective items.
 
 Precision, judged by reading, one verdict and a reason per refusal
-(tests/fixtures/lexical_judged.jsonl; ``pytest tests/test_lexical.py``):
+(tests/fixtures/lexical_judged.jsonl; ``pytest tests/test_lexical.py``), in three
+random batches of the variants (default parameters, seed 0, five per item) of all 674
+items, each drawn from the lexicon as it was then:
 
-- batch 1, 230 variants drawn at random (seed 2026) from all 1,712 variants of the 674
-  items, all five datasets: 213 keep meaning and grammar, 92.6% (dev 95.4% of 131,
-  held_out 88.9% of 99);
-- batch 2, 110 variants drawn at random (seed 2027) from the variants of the lexicon as
-  it is now, less those already judged: 105 keep, 95.5% (dev 95.8% of 48, held_out 95.2%
-  of 62);
-- the entries behind the 22 failures were then narrowed or removed; the test checks that
-  none of the 22 is made any more and that at least 90% of the judged variants still
-  made keep meaning and grammar (now 311 of 311).
+- batch 1, 230 variants (seed 2026): 213 keep meaning and grammar, 92.6% (dev 95.4% of
+  131, held_out 88.9% of 99);
+- batch 2, 110 variants (seed 2027), not yet judged ones: 105 keep, 95.5% (dev 95.8% of
+  48, held_out 95.2% of 62);
+- batch 3, 40 variants (seed 2028) using the entries added after batch 2: 36 keep, 90.0%
+  (dev 95.8% of 24, held_out 81.3% of 16);
+- all 380: 93.2% (dev 95.6% of 203, held_out 90.4% of 177).
+
+The entries behind the 26 failures were then narrowed or removed; the test checks that
+none of the 26 is made any more and that at least 90% of the judged variants still made
+keep meaning and grammar (now 341 of 341).
 
 The sentence-embedding check of earlier versions (all-MiniLM-L6-v2 cosine of instruction
 + question before and after, 0.94) is kept as an option, ``threshold``, but is off by
