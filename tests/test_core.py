@@ -192,5 +192,5 @@ def test_the_encoder_families_name_the_extra_when_torch_is_missing(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` now raises ImportError
     with pytest.raises(ModelError, match=r"robustness\[models\]") as info:
         similarity.MiniLMSimilarity().load()
-    assert "lexical_substitution and paraphrase" in str(info.value)
+    assert "paraphrase, and lexical_substitution with a threshold" in str(info.value)
     assert "torch not installed" in str(info.value)

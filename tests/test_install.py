@@ -120,6 +120,11 @@ def test_the_encoder_families_say_which_extra_is_missing(tmp_path):
     done = _cli_without_models(
         tmp_path, "perturb", "--families", "lexical_substitution", "--n", "1", "--out", str(out)
     )
+    assert done.returncode == 0, done.stderr  # its own lexicon: no encoder by default
+    assert "lexical_substitution" in out.read_text()
+    done = _cli_without_models(
+        tmp_path, "perturb", "--families", "paraphrase", "--n", "1", "--out", str(out)
+    )
     assert done.returncode == 2
     assert "pip install 'robustness[models]'" in done.stderr
     assert "Traceback" not in done.stderr

@@ -1,13 +1,15 @@
-"""lexical_substitution: slots, substitution, seeding, the meaning check, real WordNet.
+"""lexical_substitution: the lexicon file, the guards, substitution, seeding, the judged sample.
 
-Fast tests use a small stand-in lexicon and the n-gram similarity; tests marked slow use
-WordNet through NLTK and all-MiniLM-L6-v2; ``shared_data`` tests use ../shared/data.
+Fast tests use small lexicons written here; ``slow`` tests read WordNet; ``shared_data``
+tests use ../shared/data and the judged fixture tests/fixtures/lexical_judged.jsonl.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from typing import ClassVar
+from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,115 +18,137 @@ from oracle import assert_options_once, assert_round_trip
 import robustness as rb
 from perturbations.base import family_rng, make_family
 from perturbations.lexical_substitution import (
+    DEFAULT_PATH,
     NEGATIONS,
+    TASK_WORDS,
     THRESHOLD,
     LexicalSubstitution,
-    SynonymLexicon,
-    Synonyms,
-    _add_s,
-    _s_bases,
+    Lexicon,
+    default_lexicon,
     find_slots,
     substitute,
 )
+from perturbations.lexical_substitution.lexicon import parse_line
 from perturbations.similarity import NgramSimilarity
+from robustness.errors import StudyError
 from robustness.items import Item
 from robustness.prompts import Format, default_spec
 from robustness.variants import Variant
 
+JUDGED = Path(__file__).parent / "fixtures" / "lexical_judged.jsonl"
 
-class FakeLexicon:
-    """A few words with synonyms, in the shape of :class:`SynonymLexicon`."""
-
-    table: ClassVar[dict[str, Synonyms]] = {
-        "student": Synonyms("student.n.01", ("pupil",)),
-        "students": Synonyms("student.n.01", ("pupils",)),
-        "apple": Synonyms("apple.n.01", ("pear",)),
-        "planet": Synonyms("planet.n.01", ("world",)),
-        "use": Synonyms("use.v.01", ("employ", "utilize")),
-        "big": Synonyms("large.a.01", ("large",)),
-        "happy": Synonyms("happy.a.01", ("glad",)),
-        "rotates": Synonyms("rotate.v.01", ("revolves", "spins")),
-        "effect": Synonyms("consequence.n.01", ("result",)),
-        "fast": Synonyms("fast.a.01", ("quick", "rapid")),
-        "water": Synonyms("water.n.01", ("h2o",)),
-    }
-
-    def lookup(self, word):
-        return self.table.get(word)
-
-    def is_compound(self, first, second):
-        return (first, second) == ("photoelectric", "effect")
+SMALL = """\
+# a test lexicon
+n\tstudent students\tpupil pupils
+v\trequire requires\tneed needs\t!next=to
+a\tbig\tlarge | huge
+a\tapple\tpear
+r\tquickly\trapidly | swiftly
+x\tmost_likely\tmost_probably\t!prev=the
+x\twhich\twhat\tstart
+a\tlikely\tprobable\tprev=is next=
+v\tuse\temploy
+n\teffect\timpact\tnext=on
+"""
 
 
-def _family(**params) -> LexicalSubstitution:
-    return LexicalSubstitution(
-        similarity=NgramSimilarity(), lexicon=FakeLexicon(), **{"threshold": 0.0, **params}
-    )
+def small_lexicon(text: str = SMALL) -> Lexicon:
+    entries = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        entries.extend(parse_line(line, number, "test.tsv"))
+    return Lexicon(entries)
 
 
-def _words(text):
-    return [m.group() for m in re.finditer(r"\S+", text)]
+def _slot_words(text, protected=frozenset(), lexicon=None):
+    return [s.word for s in find_slots(text, lexicon or small_lexicon(), protected)]
 
 
-# ----------------------------------------------------------------------------- slots
+# ----------------------------------------------------------------------------- the file
 
 
-def _slot_words(text, protected=frozenset()):
-    return [s.word for s in find_slots(text, FakeLexicon(), protected)]
+def test_lexicon_file_parses_and_says_whose_it_is():
+    head = DEFAULT_PATH.read_text(encoding="utf-8").splitlines()[:3]
+    assert "robustness project" in " ".join(head) and "copied from no" in " ".join(head)
+    lexicon = default_lexicon()
+    assert len({e.form for e in lexicon.entries}) > 900
+    for entry in lexicon.entries:
+        assert entry.substitutes, entry
+        assert entry.form not in entry.substitutes
+        assert all(w == w.lower() for w in entry.words)
 
 
-def test_slots_skip_function_words_negations_digits_and_joined_words():
-    text = "The student does not use 3big apples-planet or planet2 big."
-    assert _slot_words(text) == ["student", "use", "big"]
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("n\tcar", "3 or 4 tab-separated columns"),
+        ("q\tcar\tauto", "unknown part of speech 'q'"),
+        ("n\tcar cars\tauto", "2 forms but 1 substitutes"),
+        ("n\tcar\tauto\tbefore=the", "unknown context rule 'before=the'"),
+    ],
+)
+def test_bad_lexicon_lines_are_one_clear_error(line, message):
+    with pytest.raises(StudyError, match=message) as info:
+        parse_line(line, 7, "mine.tsv")
+    assert "mine.tsv, line 7" in str(info.value)
 
 
-def test_slots_skip_option_words_and_proper_nouns_but_allow_sentence_starts():
-    text = "Students met Happy Apple. Big planet rotates fast? Use water."
-    assert _slot_words(text, frozenset({"water"})) == [
-        "Students",
-        "Big",
-        "planet",
-        "rotates",
-        "fast",
-        "Use",
+def test_paradigms_pair_forms_and_context_rules_combine():
+    entries = parse_line("v\tbegin begins\tstart starts | commence commences\t!next=a !next=b", 1)
+    assert [(e.form, e.substitutes) for e in entries] == [
+        ("begin", ("start", "commence")),
+        ("begins", ("starts", "commences")),
     ]
+    assert entries[0].context.not_next == frozenset({"a", "b"})  # repeated rules: union
+    assert parse_line("# comment", 2) == [] and parse_line("   ", 3) == []
 
 
-def test_slots_respect_neighbour_cues_and_compounds():
-    # "my use": a noun, not the verb sense; "they student": no noun after a pronoun;
-    # "use of": a verb bound to its preposition; "photoelectric effect": a fixed expression.
-    assert _slot_words("For my use only.") == []
-    assert _slot_words("They student hard.") == []
-    assert _slot_words("We use of it.") == []
-    assert _slot_words("The photoelectric effect and the effect.") == ["effect"]
-    text = "The photoelectric effect and the effect."
-    assert find_slots(text, FakeLexicon(), frozenset())[0].start == text.rindex("effect")
+# ----------------------------------------------------------------------------- the guards
+
+
+def test_guards_skip_negations_digits_joined_words_and_option_words():
+    text = "The student does not use 3big apples-big or big2 big."
+    assert _slot_words(text) == ["student", "use", "big"]
+    assert _slot_words(text, frozenset({"big"})) == ["student", "use"]
+    assert {"not", "never", "without"} <= NEGATIONS
+    assert {"answer", "option", "label", "correct"} <= TASK_WORDS
+    # a task word or negation is refused even when a lexicon lists it
+    lex = small_lexicon("x\tnot\tnever\nx\tanswer\treply\nn\tstudent\tpupil")
+    assert _slot_words("Do not answer, student.", lexicon=lex) == ["student"]
+
+
+def test_guards_allow_capitals_only_at_sentence_start():
+    text = "Big Apple. Big student? Which is it: Which big one"
+    # "Apple" mid-sentence is a name; "Big" and "Which" open sentences; "Which" after ':' too
+    assert _slot_words(text) == ["Big", "Big", "student", "Which", "Which", "big"]
+    assert _slot_words("It is which one.") == []  # "which" only at the start
+
+
+def test_context_rules_part_of_speech_cues_and_possessives():
+    assert _slot_words("They require to go.") == []  # !next=to
+    assert _slot_words("They require food.") == ["require"]
+    assert _slot_words("The use of it.") == []  # a verb entry after "the"
+    assert _slot_words("They student hard.") == []  # a noun entry after "they"
+    assert _slot_words("The effect on us and the effect.") == ["effect"]
+    assert _slot_words("It is likely.") == ["likely"]
+    assert _slot_words("It is likely to rain.") == []
+    assert _slot_words("The student’s book and the student's pen.") == []
+
+
+def test_longest_form_wins_and_forms_do_not_overlap():
+    slots = find_slots("It will most likely rain.", small_lexicon(), frozenset())
+    assert [(s.word, s.synonyms) for s in slots] == [("most likely", ("most probably",))]
+    assert _slot_words("the most likely cause") == []  # the phrase's rule refuses; no fallback
 
 
 def test_substitute_keeps_case_and_mends_articles():
+    lex = small_lexicon("a\tapple\tpear\na\tbig\tenormous\nn\tunit\tapple")
     text = "An apple and a big apple. A unit, an apple."
-    slots = find_slots(text, FakeLexicon(), frozenset())
-    out = substitute(text, [(s, "pear" if s.word.lower() == "apple" else "large") for s in slots])
-    assert out == "A pear and a large pear. A unit, a pear."
-    assert (
-        substitute("Big news.", [(find_slots("Big news.", FakeLexicon(), frozenset())[0], "large")])
-        == "Large news."
-    )
-    slot = find_slots("an effect here", FakeLexicon(), frozenset())[0]
-    assert substitute("an effect here", [(slot, "result")]) == "a result here"
-
-
-def test_regular_s_forms():
-    assert [_add_s(w) for w in ("planet", "box", "church", "study", "day")] == [
-        "planets",
-        "boxes",
-        "churches",
-        "studies",
-        "days",
-    ]
-    assert "study" in _s_bases("studies")  # WordNet then says which base is a word
-    assert "box" in _s_bases("boxes")
-    assert _s_bases("glass") == []
+    slots = find_slots(text, lex, frozenset())
+    new = {"apple": "pear", "big": "enormous", "unit": "apple"}
+    out = substitute(text, [(s, new[s.word.lower()]) for s in slots])
+    assert out == "A pear and an enormous pear. A apple, a pear."  # "A unit": written on purpose
+    big = find_slots("Big news.", lex, frozenset())[0]
+    assert substitute("Big news.", [(big, "enormous")]) == "Enormous news."
 
 
 # ----------------------------------------------------------------------------- the family
@@ -133,7 +157,7 @@ ITEM = Item(
     "t1",
     "demo",
     "objective",
-    "A student does not use 2 big apples. Which planet rotates fast?",
+    "A student does not use 2 big apples. Which planet rotates quickly?",
     ("Mercury", "Venus", "Earth", "Mars"),
     answer=0,
 )
@@ -141,42 +165,45 @@ AGREE = Item(
     "t2",
     "demo",
     "subjective",
-    "A happy student will use every big chance.",
+    "A student will use every big chance quickly.",
     ("Strongly disagree", "Disagree", "Agree", "Strongly agree"),
     scale="ordinal",
 )
 
 
+def _family(**params) -> LexicalSubstitution:
+    return LexicalSubstitution(lexicon=small_lexicon(), **params)
+
+
 def _variants(item, seed, n=5, **params):
     fam = _family(**params)
-    rng = family_rng(seed, item, fam.name)
-    return fam.perturb(default_spec(item), item, rng, n)
+    return fam.perturb(default_spec(item), item, family_rng(seed, item, fam.name), n)
 
 
-def test_same_seed_same_variants_and_other_seed_differs():
+def test_same_seed_same_bytes_other_seed_differs():
     a = [(s.render(), p) for s, p in _variants(ITEM, 0)]
     b = [(s.render(), p) for s, p in _variants(ITEM, 0)]
     c = [(s.render(), p) for s, p in _variants(ITEM, 1)]
-    assert a == b
-    assert len(a) == 5
+    assert a == b and len(a) == 5
+    assert json.dumps(a).encode() == json.dumps(b).encode()
     assert [t for t, _ in a] != [t for t, _ in c]
 
 
-def test_variants_distinct_and_record_substitutions_and_similarity():
+def test_variants_are_distinct_substitution_sets_and_recorded():
     spec = default_spec(ITEM)
     out = _variants(ITEM, 3)
     texts = [s.render() for s, _ in out]
-    assert len(set(texts)) == len(texts) and spec.render() not in texts
+    sets = [frozenset((d["word"], d["to"]) for d in p["substitutions"]) for _, p in out]
+    assert len(set(texts)) == len(texts) == len(set(sets)) and spec.render() not in texts
     for vspec, params in out:
         assert 1 <= params["n_substitutions"] == len(params["substitutions"]) <= 3
         for sub in params["substitutions"]:
             assert sub["part"] in ("question", "instruction")
-            assert sub["to"] in vspec.question or sub["to"] in vspec.instruction
-        assert 0.0 <= params["similarity"] <= 1.0
-        assert params["threshold"] == 0.0
+            assert sub["to"] in vspec.question
+            assert sub["entry"] == sub["word"].lower()
 
 
-def test_options_labels_digits_and_negations_untouched():
+def test_options_labels_numbers_and_negations_untouched():
     spec = default_spec(ITEM)
     for vspec, _ in _variants(ITEM, 5, rate=1.0):
         assert (vspec.options, vspec.labels, vspec.order, vspec.format) == (
@@ -187,9 +214,7 @@ def test_options_labels_digits_and_negations_untouched():
         )
         assert vspec.instruction == spec.instruction
         assert re.findall(r"\d+", vspec.question) == ["2"]
-        neg = [w for w in _words(vspec.question.lower()) if w.strip(".?") in NEGATIONS]
-        assert neg == ["not"]
-        assert len(_words(vspec.question)) == len(_words(spec.question))
+        assert " not " in vspec.question
 
 
 def test_max_substitutions_caps_each_variant():
@@ -197,7 +222,7 @@ def test_max_substitutions_caps_each_variant():
         assert params["n_substitutions"] == 1
 
 
-def test_threshold_rejects_variants_below_it():
+def test_similarity_check_is_a_second_line_when_asked():
     class Fixed:
         def __init__(self, value):
             self.value = value
@@ -206,24 +231,32 @@ def test_threshold_rejects_variants_below_it():
             return np.full(len(a), self.value)
 
     spec, rng = default_spec(ITEM), np.random.default_rng(0)
-    low = LexicalSubstitution(similarity=Fixed(0.5), lexicon=FakeLexicon(), threshold=0.9)
+    low = LexicalSubstitution(similarity=Fixed(0.5), lexicon=small_lexicon(), threshold=0.9)
     assert low.perturb(spec, ITEM, rng, 5) == []
-    high = LexicalSubstitution(similarity=Fixed(0.95), lexicon=FakeLexicon(), threshold=0.9)
+    high = LexicalSubstitution(similarity=Fixed(0.95), lexicon=small_lexicon(), threshold=0.9)
     out = high.perturb(spec, ITEM, rng, 5)
     assert len(out) == 5 and all(p["similarity"] == 0.95 for _, p in out)
+    ngram = LexicalSubstitution(similarity=NgramSimilarity(), lexicon=small_lexicon())
+    assert all("similarity" not in p for _, p in ngram.perturb(spec, ITEM, rng, 3))
 
 
-def test_default_threshold_and_bad_params():
-    assert LexicalSubstitution.parameters()["threshold"] == THRESHOLD
-    with pytest.raises(ValueError, match="rate"):
+def test_default_parameters_and_bad_ones():
+    assert LexicalSubstitution.parameters() == {
+        "rate": 0.3,
+        "max_substitutions": 3,
+        "threshold": THRESHOLD,
+        "instruction": True,
+    }
+    assert THRESHOLD == 0.0
+    with pytest.raises(StudyError, match="rate"):
         _family(rate=0)
-    with pytest.raises(ValueError, match="max_substitutions"):
+    with pytest.raises(StudyError, match="max_substitutions"):
         _family(max_substitutions=0)
-    with pytest.raises(ValueError, match="no parameter"):
-        _family(nonsense=1)
+    with pytest.raises(StudyError, match="no parameter"):
+        _family(min_count=5)
 
 
-def test_item_without_eligible_words_gets_no_variants():
+def test_item_without_lexicon_forms_gets_no_variants():
     item = Item("t3", "demo", "objective", "Is 2 + 2 = 4?", ("Yes", "No"), answer=0)
     assert _variants(item, 0) == []
 
@@ -233,111 +266,28 @@ def test_registered_by_name():
     assert isinstance(fam, LexicalSubstitution) and fam.params["rate"] == 0.5
 
 
-# ----------------------------------------------------------------------------- the oracle
-
-
 def oracle_round_trip(variant: Variant) -> None:
-    """The project's content oracle (tests/oracle.py) maps every option back; the map is
-    the identity, and each option appears once with its label in the rendered prompt."""
+    """The content oracle (tests/oracle.py) maps every option back through the identity map."""
     assert variant.answer_map == {lab: i for i, lab in enumerate(variant.spec.labels)}
     assert_options_once(variant)
     assert_round_trip(variant)
 
 
-def test_oracle_round_trip_with_stand_ins():
+def test_oracle_round_trip_in_two_formats():
     for item in (ITEM, AGREE):
         fam = _family()
         for vspec, params in fam.perturb(
             default_spec(item), item, family_rng(0, item, fam.name), 5
         ):
             oracle_round_trip(Variant(item, fam.name, "x", vspec, params))
-
-
-def test_oracle_round_trip_with_other_format():
-    fam = _family()
     spec = default_spec(ITEM).with_(format=Format(label_wrapper="({})", option_layout="inline"))
-    for vspec, params in fam.perturb(spec, ITEM, np.random.default_rng(0), 5):
-        oracle_round_trip(Variant(ITEM, fam.name, "x", vspec, params))
-
-
-# ----------------------------------------------------------------------------- WordNet
-
-
-@pytest.fixture(scope="module")
-def lexicon() -> SynonymLexicon:
-    return SynonymLexicon()
-
-
-@pytest.mark.slow
-def test_wordnet_synonyms_of_clear_words(lexicon):
-    assert "pupil" in lexicon.lookup("student").words
-    assert "pupils" in lexicon.lookup("students").words  # regular plural carried over
-    assert lexicon.lookup("student").sense == "student.n.01"
-    assert lexicon.lookup("found") is None  # also the past tense of "find"
-    assert lexicon.lookup("bank") is None  # no clear dominant sense
-    assert lexicon.lookup("area") is None or "country" not in lexicon.lookup("area").words
-    assert lexicon.is_compound("death", "penalty")
-    assert not lexicon.is_compound("penalty", "death")
-
-
-@pytest.mark.slow
-def test_wordnet_words_never_touched(lexicon):
-    text = "I don't mind the students. They should not help 12 others."
-    words = [s.word for s in find_slots(text, lexicon, frozenset({"others"}))]
-    assert "mind" not in words and "not" not in words and "help" in words
-
-
-@pytest.mark.slow
-@pytest.mark.shared_data
-def test_real_items_real_wordnet_real_similarity(lexicon, shared_items):
-    items = shared_items
-    picked = [items[i] for i in np.random.default_rng(0).permutation(len(items))[:120]]
-    fam = LexicalSubstitution(lexicon=lexicon)
-    n_variants = 0
-    for item in picked:
-        spec = default_spec(item)
-        out = fam.perturb(spec, item, family_rng(0, item, fam.name), 3)
-        again = fam.perturb(spec, item, family_rng(0, item, fam.name), 3)
-        assert [s.render() for s, _ in out] == [s.render() for s, _ in again]
-        for vspec, params in out:
-            n_variants += 1
-            assert params["similarity"] >= THRESHOLD
-            assert vspec.options == spec.options and vspec.labels == spec.labels
-            assert re.findall(r"\d+", vspec.question) == re.findall(r"\d+", spec.question)
-            for sub in params["substitutions"]:
-                assert sub["word"].lower() not in NEGATIONS
-                assert not any(sub["word"].lower() in o.lower().split() for o in item.options)
-            oracle_round_trip(Variant(item, fam.name, "x", vspec, params))
-    # a quarter of the items have a replaceable word (see the module docstring)
-    assert n_variants >= 30, n_variants
-
-
-@pytest.mark.slow
-@pytest.mark.shared_data
-def test_perturb_end_to_end_is_reproducible(shared_items):
-    items = shared_items[:6]
-    a = rb.perturb(items, families="lexical_substitution", n=3, seed=4)
-    b = rb.perturb(items, families="lexical_substitution", n=3, seed=4)
-    assert [v.to_record() for v in a] == [v.to_record() for v in b]
-    assert any(v.category == "lexical_substitution" for v in a)
-
-
-@pytest.mark.slow
-def test_demo_items_round_trip_through_perturb(demo):
-    variants = rb.perturb(demo, families="lexical_substitution", n=5, seed=0)
-    made = [v for v in variants if v.category == "lexical_substitution"]
-    assert made
-    for v in made:
-        oracle_round_trip(v)
-        assert v.params["similarity"] >= THRESHOLD
-        assert v.variant_id.startswith("lexical_substitution/")
+    for vspec, params in _family().perturb(spec, ITEM, np.random.default_rng(0), 5):
+        oracle_round_trip(Variant(ITEM, "lexical_substitution", "x", vspec, params))
 
 
 def test_sentence_start_check_walks_back_only_over_the_gap():
-    """The check equals the old whole-prefix search, without scanning the prefix (issue 17:
-    a 1 MB question took minutes)."""
+    """Equal to a whole-prefix search, without scanning the prefix (issue 17)."""
     import random
-    import re
 
     from perturbations.lexical_substitution import _at_sentence_start
 
@@ -349,14 +299,123 @@ def test_sentence_start_check_walks_back_only_over_the_gap():
         k = rng.randint(0, len(text))
         assert _at_sentence_start(text, k) == bool(old.search(text[:k])), (text, k)
 
-    class Counting(str):
-        reads = 0
 
-        def __getitem__(self, key):
-            Counting.reads += 1
-            return str.__getitem__(self, key)
+# ----------------------------------------------------------------------------- WordNet
 
-    text = Counting("Some words here. Another Sentence follows " * 2000)
-    for m in re.finditer(r"[A-Z]\w+", text):
-        _at_sentence_start(text, m.start())
-    assert Counting.reads < 10 * len(text) // 20  # a few characters per word, not the prefix
+
+@pytest.mark.slow
+def test_no_lexicon_pair_is_a_wordnet_antonym_or_cohyponym():
+    """Embedding similarity cannot see antonyms or siblings ("north" for "south"), so the
+    lexicon is checked against WordNet: no single-word pair may be antonyms in any sense,
+    nor co-hyponyms (two synsets under one hypernym) without sharing a synset."""
+    from perturbations.wordnet import load_wordnet
+
+    wn = load_wordnet()
+    tags = {"n": "n", "v": "v", "a": "as", "r": "r", "x": "nvasr"}
+
+    def synsets(word, pos):
+        out = set()
+        for tag in tags[pos]:
+            tag = "a" if tag == "s" else tag
+            for base in {word, wn.morphy(word, tag) or word}:
+                out |= set(wn.synsets(base, pos=tag))
+        return out
+
+    # the check itself can fail: it finds a planted antonym and a planted sibling pair
+    assert {x.name() for s in synsets("increase", "v") for m in s.lemmas() for x in m.antonyms()}
+    north, south = synsets("north", "n"), synsets("south", "n")
+    assert any(set(a.hypernyms()) & set(b.hypernyms()) for a in north for b in south)
+
+    bad = []
+    for form, sub, pos in default_lexicon().pairs():
+        if " " in form or " " in sub:
+            continue
+        a, b = synsets(form, pos), synsets(sub, pos)
+        antonyms = {x.name().lower() for s in a for m in s.lemmas() for x in m.antonyms()}
+        if antonyms & {m.name().lower() for s in b for m in s.lemmas()}:
+            bad.append(("antonym", form, sub))
+        elif not a & b and any(set(x.hypernyms()) & set(y.hypernyms()) for x in a for y in b):
+            bad.append(("co-hyponym", form, sub))
+    assert bad == []
+
+
+# ----------------------------------------------------------------------------- shared items
+
+
+def _judged() -> list[dict]:
+    return [json.loads(line) for line in JUDGED.read_text(encoding="utf-8").splitlines()]
+
+
+def test_judged_fixture_is_a_sample_of_all_five_datasets():
+    rows = _judged()
+    assert len(rows) >= 200
+    assert set(Counter(r["dataset"] for r in rows)) == {
+        "mmlu",
+        "arc_challenge",
+        "political_compass",
+        "valuebench",
+        "wvs",
+    }
+    for r in rows:
+        assert r["verdict"] in ("keeps", "breaks")
+        assert bool(r["reason"]) == (r["verdict"] == "breaks")
+        assert r["original"] != r["variant"] and r["substitutions"]
+
+
+@pytest.mark.shared_data
+def test_judged_bad_variants_are_gone_and_precision_holds(shared_items):
+    """Regenerates the family at its defaults (seed 0, five variants, as the sample was drawn)
+    on the judged items: no variant judged to break meaning or grammar is made any more, and
+    of the judged variants still made at least 90% keep them."""
+    rows = _judged()
+    by_id = {(it.dataset, it.item_id): it for it in shared_items}
+    fam = make_family("lexical_substitution")
+    made: dict[tuple[str, str], set[str]] = {}
+    for key in {(r["dataset"], r["item_id"]) for r in rows}:
+        item = by_id[key]
+        out = fam.perturb(default_spec(item), item, family_rng(0, item, fam.name), 5)
+        made[key] = {s.question for s, _ in out}
+    still = [r for r in rows if r["variant"] in made[(r["dataset"], r["item_id"])]]
+    assert [r["variant"] for r in still if r["verdict"] == "breaks"] == []
+    assert len(still) >= 150
+    assert sum(r["verdict"] == "keeps" for r in still) / len(still) >= 0.90
+
+
+@pytest.mark.shared_data
+def test_shared_items_variants_keep_guards_and_round_trip(shared_items):
+    picked = [shared_items[i] for i in np.random.default_rng(0).permutation(len(shared_items))]
+    fam = make_family("lexical_substitution")
+    n_items = 0
+    for item in picked[:150]:
+        spec = default_spec(item)
+        out = fam.perturb(spec, item, family_rng(0, item, fam.name), 3)
+        again = fam.perturb(spec, item, family_rng(0, item, fam.name), 3)
+        assert [s.render() for s, _ in out] == [s.render() for s, _ in again]
+        n_items += bool(out)
+        for vspec, params in out:
+            assert vspec.options == spec.options and vspec.labels == spec.labels
+            assert re.findall(r"\d+", vspec.question) == re.findall(r"\d+", spec.question)
+            for sub in params["substitutions"]:
+                assert not set(sub["word"].lower().split()) & NEGATIONS
+            oracle_round_trip(Variant(item, fam.name, "x", vspec, params))
+    assert n_items >= 0.7 * 150, n_items  # about 80% of the shared items (module docstring)
+
+
+def test_demo_selection_has_lexical_variants_for_both_types(demo):
+    """``make demo`` (12 items of each bundled dataset, two variants, seed 0): its agreement
+    table counts an item only when it has two variants of the family (agreement needs two
+    answers), so the number of items with two lexical variants is the number of items in
+    the family's rows: 14 objective and 21 subjective (of 24 each) measured; the quiz items
+    left ("Which city is the capital of Japan?") have one safe change only."""
+    from robustness.loaders import per_dataset
+
+    items = per_dataset(demo, 12)
+    variants = rb.perturb(items, families="lexical_substitution", n=2, seed=0)
+    made = Counter(v.item.item_id for v in variants if v.category == "lexical_substitution")
+    one = Counter(it.dataset_type for it in items if made[it.item_id] >= 1)
+    two = Counter(it.dataset_type for it in items if made[it.item_id] >= 2)
+    assert one["objective"] > 20 and one["subjective"] > 20, one
+    assert two["objective"] >= 14 and two["subjective"] > 20, two
+    for v in variants:
+        if v.category == "lexical_substitution":
+            oracle_round_trip(v)

@@ -52,7 +52,7 @@ def write(tmp_path, text: str | bytes):
         ("[perturbations.spelling_noise]\nrate = 7\n", r"rate must be above 0.0 and at most 1"),
         ("[perturbations.spelling_noise]\nrate = 0.0\n", r"rate must be above 0.0"),
         ("[perturbations.spelling_noise]\nrate = nan\n", r"rate must be above"),
-        ("[perturbations.lexical_substitution]\nmin_count = 0\n", r"between 1 and 1,000,000"),
+        ("[perturbations.lexical_substitution]\nmax_substitutions = 0\n", r"between 1 and 1,000"),
         ("[perturbations.spelling_noise]\nmin_length = 2.5\n", r"must be a whole number"),
         ("[perturbations.lexical_substitution]\ninstruction = 1\n", r"true or false, got 1"),
         ("[perturbations.paraphrase]\noversample = 1000000\n", r"oversample must be between"),

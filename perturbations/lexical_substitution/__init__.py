@@ -1,0 +1,216 @@
+"""lexical_substitution: words and short phrases replaced from the project's own lexicon.
+
+The substitutes come from ``lexicon.tsv`` (format: :mod:`.lexicon`), a list written for
+this project from general knowledge of English: surface forms of common exam and survey
+vocabulary ("approximately" -> "roughly", "Which of the following" -> "Which one of the
+following", "require" -> "need") with inflected forms listed explicitly, each substitute
+meant to keep meaning and grammar wherever the form occurs, or limited by context rules
+on the neighbouring words where it would not ("likely" -> "probable" only before a noun
+such as "cause" or at the end of a clause). Words whose synonyms depend on their sense
+are left out. No tagger, inflection engine or model is used.
+
+Guards (:mod:`.slots`): option texts, labels and numbers are never touched, nor negations,
+words naming the task, words of any option text, capitalised words inside a sentence
+(names) or possessives; "a"/"an" is mended before a new word and capitalisation kept.
+A variant replaces each replaceable form with probability ``rate`` (at least one, at most
+``max_substitutions``); variants are distinct substitution sets, drawn from the seeded
+generator, so a seed gives the same bytes. A test refuses any single-word pair of the
+lexicon that WordNet calls antonyms or co-hyponyms (siblings under one hypernym).
+
+Measured on the 674 items of ../shared/data, default parameters, five variants, seed 0
+(``python bench/perturb.py --only-lexical``, which prints these tables). The lexicon was
+written looking only at the ``dev`` half of each dataset (``halves`` in bench/perturb.py:
+items sorted by id, permuted with seed 2026, first half), never at the ``held_out`` half:
+
+==================  ==================  ==================  ==================
+items with          dev (337)           held_out (337)      all (674)
+==================  ==================  ==================  ==================
+>= 1 variant        88%                 77%                 82%
+>= 3 variants       52%                 43%                 47%
+==================  ==================  ==================  ==================
+
+By dataset (all items, >= 1 / >= 3): ARC 86/57%, MMLU 75/34%, Political Compass 82/42%,
+ValueBench 88/50%, WVS 77/57%. The items left out are mostly short questions without a
+form the lexicon can change safely ("Planets orbit", "Do you believe in heaven?",
+abstract algebra statements); the gap between the halves (88% vs 77%) measures how much
+of the list fits the items it was written against. So issue 10's targets (90% and 60%)
+are not reached: about 80% is what a lexicon that refuses sense-dependent words
+reaches here. In ``make demo`` (bundled items, two variants each) 23 of 24 objective
+and 21 of 24 subjective items get a lexical variant, but the agreement table counts an
+item only with two variants of a family: 14 objective and 21 subjective items.
+
+Precision, judged by reading, one verdict and a reason per refusal
+(tests/fixtures/lexical_judged.jsonl; ``pytest tests/test_lexical.py``), in three
+random batches of the variants (default parameters, seed 0, five per item) of all 674
+items, each drawn from the lexicon as it was then:
+
+- batch 1, 230 variants (seed 2026): 213 keep meaning and grammar, 92.6% (dev 95.4% of
+  131, held_out 88.9% of 99);
+- batch 2, 110 variants (seed 2027), not yet judged ones: 105 keep, 95.5% (dev 95.8% of
+  48, held_out 95.2% of 62);
+- batch 3, 40 variants (seed 2028) using the entries added after batch 2: 36 keep, 90.0%
+  (dev 95.8% of 24, held_out 81.3% of 16);
+- all 380: 93.2% (dev 95.6% of 203, held_out 90.4% of 177).
+
+The entries behind the 26 failures were then narrowed or removed; the test checks that
+none of the 26 is made any more and that at least 90% of the judged variants still made
+keep meaning and grammar (now 341 of 341).
+
+The sentence-embedding check of earlier versions (all-MiniLM-L6-v2 cosine of instruction
++ question before and after, 0.94) is kept as an option, ``threshold``, but is off by
+default: on batch 1 it separates good from bad variants at AUC 0.55 (medians 0.993 vs
+0.989); at 0.94 it drops 8% of the good variants and 18% of the bad ones, raising
+precision from 92.6% to 93.3%, and costs about a minute of embedding per run.
+
+Speed: all 674 items x 5 variants in 3-6 s on one core (target 180 s, issue 10).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from perturbations.base import Candidate, Family, register
+from perturbations.lexical_substitution.lexicon import (
+    DEFAULT_PATH,
+    Context,
+    Entry,
+    Lexicon,
+    default_lexicon,
+)
+from perturbations.lexical_substitution.slots import (
+    NEGATIONS,
+    TASK_WORDS,
+    Slot,
+    _at_sentence_start,
+    find_slots,
+    match_case,
+    option_words,
+    substitute,
+)
+from perturbations.similarity import Similarity, default_similarity, keep_similar
+from robustness.errors import StudyError
+from robustness.items import Item
+from robustness.prompts import PromptSpec
+
+__all__ = [
+    "DEFAULT_PATH",
+    "NEGATIONS",
+    "TASK_WORDS",
+    "THRESHOLD",
+    "Context",
+    "Entry",
+    "LexicalSubstitution",
+    "Lexicon",
+    "Slot",
+    "_at_sentence_start",
+    "default_lexicon",
+    "find_slots",
+    "option_words",
+    "substitute",
+]
+
+#: Default similarity threshold: 0, the check is off (module docstring: it did not separate
+#: the judged good and bad variants).
+THRESHOLD = 0.0
+
+
+@register
+class LexicalSubstitution(Family):
+    """Forms of the lexicon replaced by their substitutes; variants checked for meaning.
+
+    Parameters
+    ----------
+    rate
+        Probability that each replaceable form is replaced (at least one per variant).
+    max_substitutions
+        At most this many forms replaced per variant.
+    threshold
+        Minimum similarity of instruction + question before vs after (0 turns it off).
+    instruction
+        Also replace words in the instruction (default True).
+    similarity, lexicon
+        The meaning checker (default: all-MiniLM-L6-v2, shared in the process, loaded
+        only when ``threshold`` > 0) and the lexicon (default: the packaged one).
+    """
+
+    name = "lexical_substitution"
+
+    def __init__(
+        self,
+        similarity: Similarity | None = None,
+        lexicon: Lexicon | None = None,
+        **params: Any,
+    ) -> None:
+        super().__init__(**params)
+        rate = float(self.params["rate"])
+        if not 0 < rate <= 1:
+            raise StudyError(f"lexical_substitution rate must be in (0, 1], got {rate}")
+        if int(self.params["max_substitutions"]) < 1:
+            raise StudyError("lexical_substitution max_substitutions must be >= 1")
+        self._similarity = similarity
+        self.lexicon = lexicon or default_lexicon()
+
+    @classmethod
+    def parameters(cls) -> dict[str, Any]:
+        return {"rate": 0.3, "max_substitutions": 3, "threshold": THRESHOLD, "instruction": True}
+
+    @property
+    def similarity(self) -> Similarity:
+        if self._similarity is None:
+            self._similarity = default_similarity()
+        return self._similarity
+
+    def slots(self, spec: PromptSpec, item: Item) -> dict[str, list[Slot]]:
+        """Replaceable forms of the question (and the instruction), by part."""
+        protected = option_words(item.options) | option_words(spec.options)
+        parts = {"question": find_slots(spec.question, self.lexicon, protected)}
+        if self.params["instruction"]:
+            parts["instruction"] = find_slots(spec.instruction, self.lexicon, protected)
+        return {k: v for k, v in parts.items() if v}
+
+    def candidates(
+        self, spec: PromptSpec, item: Item, rng: np.random.Generator
+    ) -> Iterator[Candidate]:
+        parts = self.slots(spec, item)
+        flat = [(part, slot) for part, slots in parts.items() for slot in slots]
+        if not flat:
+            return
+        rate = float(self.params["rate"])
+        cap = int(self.params["max_substitutions"])
+        while True:
+            hit = np.flatnonzero(rng.random(len(flat)) < rate)
+            if hit.size == 0:
+                hit = np.array([int(rng.integers(0, len(flat)))])
+            if hit.size > cap:
+                hit = np.sort(rng.choice(hit, size=cap, replace=False))
+            chosen: dict[str, list[tuple[Slot, str]]] = {}
+            record = []
+            for i in hit:
+                part, slot = flat[int(i)]
+                new = slot.synonyms[int(rng.integers(0, len(slot.synonyms)))]
+                chosen.setdefault(part, []).append((slot, new))
+                record.append(
+                    {
+                        "part": part,
+                        "word": slot.word,
+                        "to": match_case(new, slot.word),
+                        "entry": slot.entry,
+                    }
+                )
+            changes = {part: substitute(getattr(spec, part), c) for part, c in chosen.items()}
+            yield spec.with_(**changes), {"n_substitutions": len(record), "substitutions": record}
+
+    def perturb(
+        self, spec: PromptSpec, item: Item, rng: np.random.Generator, n: int
+    ) -> list[Candidate]:
+        """Up to ``n`` distinct candidates whose similarity to ``spec`` reaches the threshold."""
+        threshold = float(self.params["threshold"])
+        budget = max(1, n) * self.max_attempts_per_variant
+        if threshold <= 0:
+            return super().perturb(spec, item, rng, n)
+        return keep_similar(
+            spec, self.candidates(spec, item, rng), n, self.similarity, threshold, budget
+        )

@@ -1,0 +1,192 @@
+"""The substitution lexicon: the project's own list of context-safe replacements.
+
+The file (``lexicon.tsv`` next to this module) has one paradigm a line, four
+tab-separated columns; ``#`` starts a comment line::
+
+    pos    forms                      substitutes                              context
+    v      require requires required  need needs needed | demand demands ...   !next=to
+
+- ``pos``: ``n``, ``v``, ``a`` (adjective), ``r`` (adverb) or ``x`` (phrase or other).
+  A ``v`` entry is refused right after a word that announces a noun ("the", "my", "of"),
+  an ``n`` entry right after one that announces a verb ("they", "should", "don't").
+- ``forms``: the surface forms, space-separated, inflected forms listed explicitly;
+  ``_`` joins the words of a multi-word form ("such_as").
+- ``substitutes``: one or more paradigms separated by ``|``, each with exactly as many
+  words as ``forms``, form for form; ``_`` again joins words.
+- ``context`` (optional): space-separated constraints on the neighbouring words, all of
+  which must hold: ``prev=a,b`` (the word before is one of these; an empty item, as in
+  ``prev=,a``, stands for no word, i.e. punctuation or the start of the text),
+  ``!prev=a,b`` (it is none of these), ``next=...`` and ``!next=...`` likewise for the
+  word after, ``!near=a,b`` (none of the :data:`NEAR` words after the form is one of
+  these: "which of the following are" is plural), ``near=a,b`` (one of them is),
+  ``start`` (the form opens a sentence) and ``!start`` (it does not). An item ``*ed``
+  matches every word ending in "ed".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from robustness.errors import StudyError
+
+__all__ = ["DEFAULT_PATH", "NEAR", "POS", "Context", "Entry", "Lexicon", "default_lexicon"]
+
+#: The lexicon shipped with the package.
+DEFAULT_PATH = Path(__file__).with_name("lexicon.tsv")
+#: Parts of speech a line may name.
+POS = ("n", "v", "a", "r", "x")
+#: How many words after a form a ``!near=`` rule looks at.
+NEAR = 8
+
+
+def _member(word: str, words: frozenset[str]) -> bool:
+    return word in words or any(w[:1] == "*" and word.endswith(w[1:]) and word for w in words)
+
+
+@dataclass(frozen=True)
+class Context:
+    """Constraints on the words around a form (see the module docstring)."""
+
+    prev: frozenset[str] | None = None
+    not_prev: frozenset[str] = frozenset()
+    next: frozenset[str] | None = None
+    not_next: frozenset[str] = frozenset()
+    not_near: frozenset[str] = frozenset()
+    near: frozenset[str] | None = None
+    start: bool = False
+    not_start: bool = False
+
+    def fits(self, prev: str, nxt: str, at_start: bool, following: tuple[str, ...] = ()) -> bool:
+        """True when the neighbours ``prev`` and ``nxt`` ("" for none), and the words
+        ``following`` the form, satisfy every rule."""
+        if (self.start and not at_start) or (self.not_start and at_start):
+            return False
+        if self.near is not None and not any(w in self.near for w in following[:NEAR]):
+            return False
+        if self.prev is not None and not _member(prev, self.prev):
+            return False
+        if self.next is not None and not _member(nxt, self.next):
+            return False
+        if any(w in self.not_near for w in following[:NEAR]):
+            return False
+        return not _member(prev, self.not_prev) and not _member(nxt, self.not_next)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One surface form with its substitutes, as read from one line of the lexicon."""
+
+    words: tuple[str, ...]
+    pos: str
+    substitutes: tuple[str, ...]
+    context: Context
+    line: int
+
+    @property
+    def form(self) -> str:
+        return " ".join(self.words)
+
+
+def _parse_context(text: str, where: str) -> Context:
+    fields: dict[str, object] = {}
+    for token in text.split():
+        if token in ("start", "!start"):
+            fields["start" if token == "start" else "not_start"] = True
+            continue
+        key, sep, value = token.partition("=")
+        names = {
+            "prev": "prev",
+            "!prev": "not_prev",
+            "next": "next",
+            "!next": "not_next",
+            "!near": "not_near",
+            "near": "near",
+        }
+        if not sep or key not in names:
+            raise StudyError(
+                f"{where}: unknown context rule {token!r}; use prev=, !prev=, next=, !next=, "
+                "near=, !near=, start or !start."
+            )
+        words = frozenset(value.split(","))
+        field = names[key]
+        old = fields.get(field)
+        fields[field] = words | old if isinstance(old, frozenset) else words  # repeated: union
+    return Context(**fields)  # type: ignore[arg-type]
+
+
+def parse_line(text: str, number: int, source: str = "lexicon.tsv") -> list[Entry]:
+    """The entries of one lexicon line (none for a blank or comment line).
+
+    Raises
+    ------
+    StudyError
+        When the line has too few columns, an unknown part of speech or context rule,
+        or a substitute paradigm whose length differs from the forms'.
+    """
+    where = f"{source}, line {number}"
+    if not text.strip() or text.lstrip().startswith("#"):
+        return []
+    cols = text.rstrip("\n").split("\t")
+    if len(cols) < 3 or len(cols) > 4:
+        raise StudyError(f"{where}: expected 3 or 4 tab-separated columns, got {len(cols)}.")
+    pos, forms, subs = cols[0].strip(), cols[1].split(), cols[2]
+    if pos not in POS:
+        raise StudyError(f"{where}: unknown part of speech {pos!r}; use one of {', '.join(POS)}.")
+    context = _parse_context(cols[3] if len(cols) == 4 else "", where)
+    paradigms = [p.split() for p in subs.split("|")]
+    for paradigm in paradigms:
+        if len(paradigm) != len(forms):
+            raise StudyError(
+                f"{where}: {len(forms)} forms but {len(paradigm)} substitutes in {paradigm}."
+            )
+    out = []
+    for i, form in enumerate(forms):
+        news = tuple(dict.fromkeys(p[i].replace("_", " ") for p in paradigms if p[i] != form))
+        words = tuple(form.lower().split("_"))
+        out.append(Entry(words, pos, news, context, number))
+    return out
+
+
+class Lexicon:
+    """Surface forms and their substitutes, indexed by first word (lowercase).
+
+    Parameters
+    ----------
+    entries
+        The entries, e.g. from :meth:`from_file`; several entries may share a form (each
+        with its own context): the substitutes of every entry whose context fits are used.
+    """
+
+    def __init__(self, entries: list[Entry]) -> None:
+        self.entries = entries
+        self.by_first: dict[str, list[Entry]] = {}
+        for entry in entries:
+            self.by_first.setdefault(entry.words[0], []).append(entry)
+        for group in self.by_first.values():
+            group.sort(key=lambda e: -len(e.words))  # longest form first
+
+    @classmethod
+    def from_file(cls, path: Path | str = DEFAULT_PATH) -> Lexicon:
+        """Read a lexicon file (format in the module docstring)."""
+        path = Path(path)
+        entries: list[Entry] = []
+        with path.open(encoding="utf-8") as fh:
+            for number, text in enumerate(fh, start=1):
+                entries.extend(parse_line(text, number, path.name))
+        return cls(entries)
+
+    def candidates(self, first: str) -> list[Entry]:
+        """The entries whose form starts with the lowercase word ``first``, longest first."""
+        return self.by_first.get(first, [])
+
+    def pairs(self) -> list[tuple[str, str, str]]:
+        """Every (form, substitute, pos) pair of the lexicon, for checks."""
+        return [(e.form, s, e.pos) for e in self.entries for s in e.substitutes]
+
+
+@lru_cache(maxsize=4)
+def default_lexicon(path: str = str(DEFAULT_PATH)) -> Lexicon:
+    """The lexicon read once per process."""
+    return Lexicon.from_file(path)

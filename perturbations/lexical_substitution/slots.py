@@ -1,0 +1,232 @@
+"""Where a text may change: the guarded search for lexicon forms, and the substitution.
+
+A form of the lexicon is replaceable at a place of a text when every one of its words
+
+- stands alone (no digit, hyphen, slash, bracket or apostrophe joined to it),
+- is no negation (:data:`NEGATIONS`), no word naming the task (:data:`TASK_WORDS`) and no
+  word of any option text (function words, :data:`FUNCTION_WORDS`, excepted),
+- is lowercase, except a capitalised first word that opens a sentence (a capitalised
+  word elsewhere is taken for a name),
+
+and the entry's part of speech and context rules accept the neighbouring words.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from perturbations.lexical_substitution.lexicon import NEAR, Lexicon
+
+__all__ = [
+    "FUNCTION_WORDS",
+    "NEGATIONS",
+    "NOUN_CUES",
+    "TASK_WORDS",
+    "VERB_CUES",
+    "Slot",
+    "find_slots",
+    "match_case",
+    "option_words",
+    "substitute",
+]
+
+
+def _wordset(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+#: Negations and words whose change could flip or blur a statement: never replaced.
+NEGATIONS = _wordset("""
+not no nor never none nothing neither nobody nowhere cannot without except only
+hardly scarcely barely seldom rarely lack lacks lacking absent fail fails failed
+""")
+
+#: Words that name the task or the answer format (instruction and question alike).
+TASK_WORDS = _wordset("""
+label labels option options answer answers reply respond response question questions
+statement statements choice choices choose select correct incorrect true false right
+wrong agree agrees disagree disagrees agreement scale point points item items
+read say says tell following below above
+""")
+
+#: A previous word that announces a noun (or its adjective), never a verb: "personal use".
+NOUN_CUES = _wordset("the a an my your his her its our their this these those of every each")
+#: A previous word that announces a verb, never a noun: "they use", "should help".
+VERB_CUES = _wordset("i we you they he she will would can could should must may might shall")
+
+_WORD = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
+#: Characters allowed right before / after a replaceable form.
+_BEFORE_OK = frozenset(' \t\n"“‘(')
+_AFTER_OK = frozenset(" \t\n.,;:!?\"”’)'")
+_VOWELS = frozenset("aeiou")
+_PREV_WORD = re.compile(r"([A-Za-z]+(?:'[A-Za-z]+)?)[ \t]+$")
+_NEXT_WORD = re.compile(r"[ \t]+([A-Za-z]+(?:'[A-Za-z]+)?)")
+
+
+#: Function words that stay free to change even when an option text contains them: an
+#: option saying "a gas" does not make every "a" or "of" of the question part of its answer.
+FUNCTION_WORDS = _wordset("""
+a an the this that these those what which who whom whose when where why how whether if
+i me my we us our you your he him his she her it its they them their one
+and or but so as than then because since although though while until till
+of in on at to for from by with about into onto upon over under between among through via
+is are was were be been being am have has had do does did can could may might must shall
+should will would ought need
+""")
+
+
+def option_words(options: Any) -> frozenset[str]:
+    """Every word of the option texts, lowercased, less :data:`FUNCTION_WORDS`."""
+    return frozenset(w.lower() for o in options for w in _WORD.findall(o)) - FUNCTION_WORDS
+
+
+def _at_sentence_start(text: str, start: int) -> bool:
+    """True when only spaces, an opening quote or bracket, or nothing stand between the
+    previous sentence end (``. ! ? | :``) or the start of the text and ``start``.
+
+    Walks back from ``start`` over that short stretch only, so checking every word of a
+    text costs time linear in its length.
+    """
+    i = start - 1
+    while i >= 0 and text[i].isspace():
+        i -= 1
+    if i >= 0 and text[i] in '"“‘(':
+        i -= 1
+        while i >= 0 and text[i].isspace():
+            i -= 1
+    return i < 0 or text[i] in ".!?|:"
+
+
+def _neighbours(text: str, start: int, end: int) -> tuple[str, str]:
+    """The words right before and after ``text[start:end]`` (lowercased; "" if none)."""
+    before = _PREV_WORD.search(text[max(0, start - 40) : start])
+    after = _NEXT_WORD.match(text, end)
+    return (before.group(1).lower() if before else "", after.group(1).lower() if after else "")
+
+
+def _possessive(text: str, end: int) -> bool:
+    """True when an apostrophe and a letter follow ``end``: "people’s" stays as written."""
+    return text[end] in "'’" and end + 1 < len(text) and text[end + 1].isalpha()
+
+
+def _pos_fits(pos: str, prev: str) -> bool:
+    if pos == "v":
+        return prev not in NOUN_CUES
+    if pos == "n":
+        return prev not in VERB_CUES and not prev.endswith("n't")
+    return True
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One replaceable form of a text: where it is and what it may become."""
+
+    start: int
+    end: int
+    word: str
+    entry: str
+    synonyms: tuple[str, ...]
+
+
+def _free(word: str, protected: frozenset[str]) -> bool:
+    lower = word.lower()
+    return lower not in NEGATIONS and lower not in TASK_WORDS and lower not in protected
+
+
+def _match_words(text: str, tokens: list[re.Match[str]], i: int, n: int) -> bool:
+    """True when tokens i..i+n-1 are lowercase-or-first words joined by single spaces."""
+    if i + n > len(tokens):
+        return False
+    for k in range(i + 1, i + n):
+        if text[tokens[k - 1].end() : tokens[k].start()] != " " or not tokens[k].group().islower():
+            return False
+    return True
+
+
+def find_slots(text: str, lexicon: Lexicon, protected: frozenset[str]) -> list[Slot]:
+    """The forms of ``text`` that may be replaced (rules in the module docstring).
+
+    Forms do not overlap: at each word the longest form whose rules hold is taken, and
+    the search resumes after it.
+    """
+    tokens = list(_WORD.finditer(text))
+    slots: list[Slot] = []
+    i = 0
+    while i < len(tokens):
+        m = tokens[i]
+        word = m.group()
+        taken = 1
+        entries = lexicon.candidates(word.lower()) if _free(word, protected) else []
+        if entries and m.start() > 0 and text[m.start() - 1] not in _BEFORE_OK:
+            entries = []
+        at_start = False
+        if entries and word != word.lower():
+            capitalised = word[0].isupper() and word[1:].islower()
+            at_start = capitalised and _at_sentence_start(text, m.start())
+            entries = entries if at_start else []
+        elif entries:
+            at_start = _at_sentence_start(text, m.start())
+        found: list[str] = []
+        size = 0
+        for entry in entries:
+            n = len(entry.words)
+            if size and n != size:
+                break  # a longer form matched: shorter ones are not mixed in
+            if not _match_words(text, tokens, i, n):
+                continue
+            words = [t.group().lower() for t in tokens[i : i + n]]
+            if tuple(words) != entry.words or not all(_free(w, protected) for w in words[1:]):
+                continue
+            end = tokens[i + n - 1].end()
+            if end < len(text) and (text[end] not in _AFTER_OK or _possessive(text, end)):
+                continue
+            prev, nxt = _neighbours(text, m.start(), end)
+            following = tuple(t.group().lower() for t in tokens[i + n : i + n + NEAR])
+            if not _pos_fits(entry.pos, prev) or not entry.context.fits(
+                prev, nxt, at_start, following
+            ):
+                continue
+            size = n
+            found.extend(s for s in entry.substitutes if s not in found)
+        if found:
+            end = tokens[i + size - 1].end()
+            label = " ".join(t.group().lower() for t in tokens[i : i + size])
+            slots.append(Slot(m.start(), end, text[m.start() : end], label, tuple(found)))
+            taken = size
+        i += taken
+    return slots
+
+
+def match_case(new: str, old: str) -> str:
+    """``new`` with a capital first letter when ``old`` has one."""
+    return new[:1].upper() + new[1:] if old[:1].isupper() else new
+
+
+def _mend_article(prefix: str, old: str, new: str) -> str:
+    """Turn a trailing "a"/"an" of ``prefix`` into the one ``new`` needs.
+
+    Only when the article agreed with ``old`` by the vowel-letter rule, so exceptions
+    the author wrote on purpose ("a unit", "an hour") stay as written.
+    """
+    m = re.search(r"(^|\s)(an?|An?)(\s+)$", prefix)
+    if m is None:
+        return prefix
+    article = m.group(2)
+    wants_an = {w: w[:1].lower() in _VOWELS for w in (old, new)}
+    if (article.lower() == "an") != wants_an[old] or wants_an[old] == wants_an[new]:
+        return prefix
+    fixed = article[0] + ("n" if wants_an[new] else "")
+    return prefix[: m.start(2)] + fixed + prefix[m.end(2) :]
+
+
+def substitute(text: str, chosen: list[tuple[Slot, str]]) -> str:
+    """``text`` with each chosen slot replaced by its new form (slots in text order)."""
+    out = ""
+    last = 0
+    for slot, new in sorted(chosen, key=lambda c: c[0].start):
+        prefix = out + text[last : slot.start]
+        out = _mend_article(prefix, slot.word, new) + match_case(new, slot.word)
+        last = slot.end
+    return out + text[last:]
