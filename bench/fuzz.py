@@ -59,7 +59,13 @@ sys.path.insert(0, str(ROOT))
 
 sys.path.insert(0, str(ROOT / "tests"))
 
-from hostile_tables import RngChoices, hostile_table, unsafe_output, write_hostile  # noqa: E402
+from hostile_tables import (  # noqa: E402
+    RngChoices,
+    analysis_options,
+    hostile_table,
+    unsafe_output,
+    write_hostile,
+)
 
 from analyses.formula import FormulaError, parse_formula  # noqa: E402
 from robustness.errors import RobustnessError  # noqa: E402
@@ -492,7 +498,7 @@ def make_cases(folder: Path) -> dict[str, Callable[[np.random.Generator], Callab
         where = folder / "analysis"
         shutil.rmtree(where, ignore_errors=True)
         path = write_hostile(frame, where, choices)
-        compare = "kamal2026" if choices.chance(0.3) else None
+        options = analysis_options(choices)
 
         def run() -> Any:
             printed = io.StringIO()
@@ -501,7 +507,7 @@ def make_cases(folder: Path) -> dict[str, Callable[[np.random.Generator], Callab
                 where / "out",
                 console=Console(file=printed, width=120),
                 n_boot=50,
-                compare=compare,
+                **options,
             )
             problem = unsafe_output(paths, printed.getvalue())
             if problem:

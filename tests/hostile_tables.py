@@ -31,10 +31,12 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
+    "FORMULAS",
     "HOSTILE_NAMES",
     "Choices",
     "DrawChoices",
     "RngChoices",
+    "analysis_options",
     "hostile_table",
     "unsafe_output",
     "write_hostile",
@@ -191,7 +193,7 @@ def _base(c: Choices) -> pd.DataFrame:
 
 
 def _mutate(t: pd.DataFrame, c: Choices) -> pd.DataFrame:
-    op = c.integer(0, 11)
+    op = c.integer(0, 16)
     if op == 0:  # an optional column dropped
         present = [col for col in OPTIONAL if col in t.columns]
         if present:
@@ -241,7 +243,60 @@ def _mutate(t: pd.DataFrame, c: Choices) -> pd.DataFrame:
             )
     elif op == 11 and len(t):  # answers past the options
         t.loc[t.index[c.integer(0, len(t) - 1)], "answer"] = c.pick([-1, 26, 10**6])
+    elif op == 12 and len(t):  # validity written as words, or missing
+        word = c.pick(["yes", "no", "true", "False", "1", None, math.nan])
+        values = t["valid"].astype(object).tolist()
+        values[c.integer(0, len(t) - 1)] = word
+        t["valid"] = values
+    elif op == 13 and len(t):  # names that are numbers, or missing
+        col = c.pick(["model", "dataset", "item_id", "category", "variant_id"])
+        if c.chance(0.5):
+            t[col] = pd.factorize(t[col])[0]
+        else:
+            values = t[col].astype(object).tolist()
+            values[c.integer(0, len(t) - 1)] = c.pick([None, math.nan, 7, 1.5])
+            t[col] = values
+    elif op == 14 and "n_options" in t.columns and len(t):  # too few or too many options
+        t["n_options"] = c.pick([0, 1, 2, 27, 1000])
+    elif op == 15 and "option_probs" in t.columns and len(t):  # malformed probabilities
+        values = t["option_probs"].tolist()
+        values[c.integer(0, len(t) - 1)] = c.pick(
+            [[1.0], [0.5, 0.5, 0.5], [-0.5, 1.5], [math.nan, 1.0], [], "[0.5, 0.5]", None]
+        )
+        t["option_probs"] = values
+    elif op == 16 and len(t):  # a row of another dataset type for an existing item
+        row = t.iloc[[c.integer(0, len(t) - 1)]].copy()
+        row["dataset_type"] = (
+            "subjective" if row["dataset_type"].iloc[0] == "objective" else "objective"
+        )
+        row["variant_id"] = "extra/0"
+        t = pd.concat([t, row], ignore_index=True)
     return t.reset_index(drop=True)
+
+
+#: Formulas a user may pass to ``robustness analyze --formula``.
+FORMULAS = (
+    None,
+    "agree ~ model + category",
+    "agree ~ dataset_type * category",
+    "agree ~ model * dataset_type * category",
+    "agree ~ dataset_type + <script>",
+    "agree ~ " + "(" * 60 + "model" + ")" * 60,
+    "agree ~ confidence + category",
+    "agree ~ nonexistent",
+    "",
+)
+
+
+def analysis_options(c: Choices) -> dict[str, Any]:
+    """Keyword arguments of ``analyze_table`` as a user might give them: a formula (or the
+    default), the GEE clusters, the fewest items per cell, and a published study to compare."""
+    return {
+        "formula": c.pick(FORMULAS) if c.chance(0.3) else None,
+        "cluster": c.pick(["item", "model_item"]),
+        "min_items": c.pick([1, 2, 0]) if c.chance(0.3) else 10,
+        "compare": "kamal2026" if c.chance(0.3) else None,
+    }
 
 
 def hostile_table(c: Choices) -> pd.DataFrame:
