@@ -189,7 +189,7 @@ def mutate_text(text: str, rng: np.random.Generator, edits: int = 3) -> str:
 
 # ----------------------------------------------------------------------------- inputs
 
-BASE_ITEMS = [
+BASE_ITEMS: list[dict[str, Any]] = [
     {
         "item_id": "q1",
         "dataset": "quiz",
@@ -278,8 +278,8 @@ def write_items(rng: np.random.Generator, folder: Path, kind: str) -> Path:
     else:
         path = folder / "items.parquet"
         try:  # pyarrow itself aborts (bad_alloc) writing lists nested thousands deep
-            cells = [{k: shallow(r.get(k)) for k in FIELDS[:7]} for r in records]
-            frame = pd.DataFrame(cells)
+            shallow_rows = [{k: shallow(r.get(k)) for k in FIELDS[:7]} for r in records]
+            frame = pd.DataFrame(shallow_rows)
             frame.to_parquet(path)
         except Exception:  # a value pyarrow cannot store: write strings instead
             frame = pd.DataFrame(
