@@ -61,6 +61,9 @@ _CONTROL_RE: dict[str, re.Pattern[str]] = {}
 #: servers accept) would blank out ordinary words.
 SECRET_MIN_LENGTH = 8
 
+#: How many characters :func:`plain_text` reads per character it may show (escape sequences
+#: and controls are removed after the text is cut to this bound).
+_READ_AHEAD = 4
 #: Line breaks of every kind (``\r\n`` once), and tabs: a space each on one-line targets.
 _BREAKS = re.compile("\r\n|[\n\r\t\v\f\x1c-\x1e\x85\u2028\u2029]")
 #: Characters that make Markdown (CommonMark and GitHub's tables, strikethrough and math)
@@ -142,11 +145,23 @@ def plain_text(text: Any, max_chars: int | None = None, *, one_line: bool = Fals
     -------
     str
         The visible text, without the controls :func:`strip_controls` removes.
+
+    Notes
+    -----
+    With a limit, only the first ``4 * max_chars + 64`` characters are read, so a name of a
+    million characters costs no more than a short one wherever it is shown.
     """
     s = _text(text)
+    bound = None if max_chars is None else _READ_AHEAD * max_chars + 64
+    cut = bound is not None and len(s) > bound
+    if cut:  # only the head can be shown: scan no more than a bounded prefix of it
+        s = s[:bound]
     if one_line:
         s = _BREAKS.sub(" ", s)
-    return clip(strip_controls(s), max_chars)
+    s = clip(strip_controls(s), max_chars)
+    if cut and max_chars is not None and not s.endswith("…"):  # mostly controls: mark the cut
+        s = s[: max(0, max_chars - 1)] + "…"
+    return s
 
 
 def for_terminal(text: Any, max_chars: int | None = 200, *, one_line: bool = True) -> str:

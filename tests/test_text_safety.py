@@ -124,6 +124,18 @@ def test_clipping_never_cuts_an_escape():
     assert escape_markdown("|" * 10, 3) == r"\|\|…"
 
 
+def test_a_limit_reads_only_a_bounded_head():
+    """A 100,000-character category name was scrubbed whole in every table cell before being
+    cut to 300 characters (21 s of regular expressions for one report); now only a bounded
+    head is read, and the cut is still marked when that head was mostly controls."""
+    assert plain_text("a" * 10**6, 10) == "a" * 9 + "…"
+    assert plain_text("\x00" * 10**6 + "visible", 10) == "…"
+    assert plain_text("\x1b[2J" * 1000 + "x" * 100, 10) == "…"
+    head = "\x07" * 30 + "abc"  # within the bound: controls removed, nothing cut
+    assert plain_text(head, 10) == "abc"
+    assert escape_html("<" * 10**6, 5) == "&lt;" * 4 + "…"
+
+
 def test_scrub_secret(monkeypatch):
     monkeypatch.setenv("MY_KEY", "sk-live-0123456789")
     assert scrub_secret("echo sk-live-0123456789!", "MY_KEY") == "echo [$MY_KEY]!"
