@@ -6,9 +6,10 @@
 categories, variants, answers and validity) and then applies a few mutations: optional columns
 dropped (``gold``, ``correct``, ``scale``, ...), NaN and infinities in numeric columns, groups
 emptied, one model or one item, every answer identical, every row invalid, a single dataset
-type, duplicated rows, no rows at all, and names (models, categories, datasets, items, raw
-outputs, prompts, the study) that are huge or hold control characters, terminal escapes,
-bidirectional overrides or HTML, Markdown and LaTeX markup. :func:`write_hostile` writes it as
+type, duplicated rows, a single row or none, a model that answered nothing, extra columns,
+and names (models, categories, datasets, items, raw outputs, prompts, the study) that are
+huge or hold control characters, terminal escapes, bidirectional overrides or HTML, Markdown
+and LaTeX markup. :func:`write_hostile` writes it as
 CSV or as Parquet with the toolkit's metadata (the study's name included), the way
 ``robustness analyze`` reads it.
 
@@ -193,7 +194,7 @@ def _base(c: Choices) -> pd.DataFrame:
 
 
 def _mutate(t: pd.DataFrame, c: Choices) -> pd.DataFrame:
-    op = c.integer(0, 16)
+    op = c.integer(0, 19)
     if op == 0:  # an optional column dropped
         present = [col for col in OPTIONAL if col in t.columns]
         if present:
@@ -238,11 +239,15 @@ def _mutate(t: pd.DataFrame, c: Choices) -> pd.DataFrame:
     elif op == 10 and len(t):  # an unknown dataset type, scale or category spelling
         col = c.pick(["dataset_type", "scale", "category"])
         if col in t.columns:
-            t.loc[t.index[c.integer(0, len(t) - 1)], col] = c.pick(
+            values = t[col].astype(object).tolist()
+            values[c.integer(0, len(t) - 1)] = c.pick(
                 ["Objective", "opinion", "", "interval", "ORIGINAL"]
             )
+            t[col] = values
     elif op == 11 and len(t):  # answers past the options
-        t.loc[t.index[c.integer(0, len(t) - 1)], "answer"] = c.pick([-1, 26, 10**6])
+        values = t["answer"].astype(object).tolist()
+        values[c.integer(0, len(t) - 1)] = c.pick([-1, 26, 10**6])
+        t["answer"] = values
     elif op == 12 and len(t):  # validity written as words, or missing
         word = c.pick(["yes", "no", "true", "False", "1", None, math.nan])
         values = t["valid"].astype(object).tolist()
@@ -271,6 +276,15 @@ def _mutate(t: pd.DataFrame, c: Choices) -> pd.DataFrame:
         )
         row["variant_id"] = "extra/0"
         t = pd.concat([t, row], ignore_index=True)
+    elif op == 17:  # an extra column with a hostile name and mixed values
+        t[c.pick(HOSTILE_NAMES)[:200]] = [c.pick(["x", 1, None, 2.5]) for _ in range(len(t))]
+    elif op == 18 and len(t):  # a single row
+        t = t.iloc[[c.integer(0, len(t) - 1)]]
+    elif op == 19 and len(t):  # one model answers nothing
+        lost = (t["model"] == t["model"].iloc[c.integer(0, len(t) - 1)]).to_numpy()
+        for col, value in (("valid", False), ("answer", None), ("correct", None)):
+            if col in t.columns:
+                t[col] = [value if gone else v for gone, v in zip(lost, t[col], strict=True)]
     return t.reset_index(drop=True)
 
 

@@ -43,7 +43,7 @@ def hostile_items() -> list[rb.Item]:
                 dataset=HOSTILE[(i + 1) % len(HOSTILE)][:60] + kind[:3],
                 dataset_type=kind,
                 question=f"{text} Which one?",
-                options=[f"{text} yes", f"no {HOSTILE[(i + 2) % len(HOSTILE)]}", "maybe"],
+                options=(f"{text} yes", f"no {HOSTILE[(i + 2) % len(HOSTILE)]}", "maybe"),
                 answer=1 if kind == "objective" else None,
             )
         )
