@@ -1,7 +1,8 @@
 """The compact console summary that ``robustness analyze`` prints (rich).
 
-Every piece of text from the table (model, dataset and category names, notes) is
-escaped for rich markup and stripped of control characters before it is printed.
+Every piece of text from the table (model, dataset and category names, notes, the formula)
+goes through :func:`robustness.text_safety.for_console` (control characters and terminal
+escapes stripped, one line, rich markup escaped) before it is printed.
 Printing is plumbing, outside the statistics convention: the numbers printed are the
 tables of :func:`analyses.analyze`, documented where they are computed.
 """
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from analyses.numbers import fmt, fmt_dof, fmt_p
+from robustness.text_safety import for_console
 
 if TYPE_CHECKING:
     from analyses.pipeline import AnalysisResult
@@ -21,10 +23,7 @@ __all__ = ["print_summary"]
 
 
 def _plain(text: object) -> str:
-    from rich.markup import escape
-
-    value = "".join(ch if ch.isprintable() else " " for ch in str(text))
-    return escape(value[:200])
+    return for_console(text, 200)
 
 
 def _wald(con: Any, title: str, w2: Any, w3: Any) -> None:
@@ -93,7 +92,7 @@ def print_summary(res: AnalysisResult, console: Any = None) -> None:
     con.print(t)
     _wald(
         con,
-        f"Type model: {res.formula} (Wald)",
+        f"Type model: {_plain(res.formula)} (Wald)",
         res.tables.get("wald_type2"),
         res.tables.get("wald_type3"),
     )

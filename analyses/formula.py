@@ -26,6 +26,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from robustness.errors import AnalysisError
+
 __all__ = ["Formula", "FormulaError", "parse_formula"]
 
 _TOKEN = re.compile(r"\s*(?:([A-Za-z_.][A-Za-z0-9_.]*)|(\d+)|(.))")
@@ -35,8 +37,9 @@ MAX_DEPTH = 50
 MAX_TERMS = 256
 
 
-class FormulaError(ValueError):
-    """A formula that cannot be read; the message quotes it and says where."""
+class FormulaError(AnalysisError):
+    """A formula that cannot be read; the message quotes it and says where (an
+    :class:`~robustness.errors.AnalysisError`, so a bad ``--formula`` is one clean error)."""
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from analyses._counts import prompt_sets
@@ -68,6 +69,7 @@ from analyses.sections import (
     sensitivity_contrasts,
 )
 from analyses.summaries import confidence_sensitivity, flip_summary, fragile_items
+from robustness.errors import AnalysisError
 from robustness.names import FAMILY_ORDER
 from robustness.table import TableError, read_table
 
@@ -152,8 +154,9 @@ def analyze(
         The perturbation families the study ran (from its configuration), so a family
         that produced no variant still gets a row saying so; default: the eight families.
     min_items
-        Fewest items per cell for a test or a correlation; below it the statistic is
-        reported as not computed, with the count.
+        Fewest items per cell for a test or a correlation (at least 1; a correlation needs
+        3 whatever this says); below it the statistic is reported as not computed, with the
+        count.
     invalid_margin
         A model whose invalid-answer rate differs between objective and subjective items
         by more than this gets a warning in the notes and the report's headline.
@@ -233,6 +236,8 @@ def analyze(
         raise TableError(f"cluster must be 'item' or 'model_item', not {cluster!r}.")
     if not isinstance(df, pd.DataFrame):
         raise TableError(f"a long table must be a pandas DataFrame, not {type(df).__name__}.")
+    if isinstance(min_items, bool) or not isinstance(min_items, int | np.integer) or min_items < 1:
+        raise AnalysisError(f"min_items must be a whole number of at least 1, not {min_items!r}.")
     text = TYPE_FORMULA if formula is None else formula
     optional = (
         "gold",

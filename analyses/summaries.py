@@ -30,6 +30,10 @@ from analyses._data import REFERENCE
 
 __all__ = ["confidence_sensitivity", "dataset_means", "flip_summary", "fragile_items"]
 
+#: Fewest items for Pearson's r whatever ``min_items`` says: with two points r is +-1 and
+#: its test has no degree of freedom.
+PEARSON_MIN = 3
+
 FRAGILE_COLUMNS = (
     "category",
     "variant_id",
@@ -162,7 +166,8 @@ def confidence_sensitivity(
     pss_items
         ``analyses.pss_items`` output.
     min_items
-        Fewer items than this: r is not computed (``note`` says so).
+        Fewer items than this (or than :data:`PEARSON_MIN`): r is not computed (``note``
+        says so).
 
     Returns
     -------
@@ -221,8 +226,9 @@ def confidence_sensitivity(
     for model, g in points.groupby("model", sort=True):
         n = len(g)
         row: dict[str, object] = {"model": model, "n_items": n, "r": np.nan, "p_value": np.nan}
-        if n < min_items:
-            row["note"] = f"not computed: {n} items (at least {min_items} needed)"
+        if n < max(min_items, PEARSON_MIN):
+            need = max(min_items, PEARSON_MIN)
+            row["note"] = f"not computed: {n} items (at least {need} needed)"
         elif g["confidence"].std() == 0 or g["s_i"].std() == 0:
             row["note"] = "not computed: confidence or S_i is constant"
         else:

@@ -20,20 +20,26 @@ formula
 answer
     ``robustness.answer_parser.parse_answer`` on a hostile raw output and label set;
 analysis (only when named in ``--targets``: about a second an input)
-    ``analyses.analyze`` and ``robustness.report.write_report`` on a valid long table with
-    hostile names, random answers, validity and shapes.
+    what ``robustness analyze`` runs (``robustness.commands.analyze.analyze_table``: read the
+    file, analyse, print the console summary, write the report) on a small long table from
+    ``tests/hostile_tables.py`` (the generator the property tests in
+    ``tests/test_fuzz_analysis.py`` draw from): hostile names, dropped columns, non-finite
+    numbers, empty groups, identical or invalid answers, written as CSV or Parquet.
 
 Outcomes: ``ok`` (a result), ``clean`` (one of the project's errors: ``RobustnessError``, or
 ``FormulaError`` for the formula parser), ``value_error`` (a plain ``ValueError`` raised on
-purpose outside the project's classes), ``traceback`` (any other exception), ``slow`` (a result
-or clean error after more than 0.5 s) and ``hang`` (stopped after 20 s). Target: 0 tracebacks
-and 0 hangs.
+purpose outside the project's classes), ``traceback`` (any other exception), ``unsafe`` (a
+report or console summary holding a control character or live markup from the table),
+``slow`` (a result or clean error after more than 0.5 s) and ``hang`` (stopped after 20 s).
+Target: 0 tracebacks, 0 unsafe reports and 0 hangs.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import shutil
 import signal
 import sys
 import tempfile
@@ -50,6 +56,16 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+sys.path.insert(0, str(ROOT / "tests"))
+
+from hostile_tables import (  # noqa: E402
+    RngChoices,
+    analysis_options,
+    hostile_table,
+    unsafe_output,
+    write_hostile,
+)
 
 from analyses.formula import FormulaError, parse_formula  # noqa: E402
 from robustness.errors import RobustnessError  # noqa: E402
@@ -70,6 +86,10 @@ CHEAP_FAMILIES = (
 
 class Hang(BaseException):
     """Raised by the alarm when one input runs past HANG_SECONDS."""
+
+
+class Unsafe(Exception):
+    """A report or console summary that let a control character or live markup through."""
 
 
 def _alarm(signum: int, frame: Any) -> None:
@@ -169,7 +189,7 @@ def mutate_text(text: str, rng: np.random.Generator, edits: int = 3) -> str:
 
 # ----------------------------------------------------------------------------- inputs
 
-BASE_ITEMS = [
+BASE_ITEMS: list[dict[str, Any]] = [
     {
         "item_id": "q1",
         "dataset": "quiz",
@@ -258,8 +278,8 @@ def write_items(rng: np.random.Generator, folder: Path, kind: str) -> Path:
     else:
         path = folder / "items.parquet"
         try:  # pyarrow itself aborts (bad_alloc) writing lists nested thousands deep
-            cells = [{k: shallow(r.get(k)) for k in FIELDS[:7]} for r in records]
-            frame = pd.DataFrame(cells)
+            shallow_rows = [{k: shallow(r.get(k)) for k in FIELDS[:7]} for r in records]
+            frame = pd.DataFrame(shallow_rows)
             frame.to_parquet(path)
         except Exception:  # a value pyarrow cannot store: write strings instead
             frame = pd.DataFrame(
@@ -385,59 +405,6 @@ def mutated_table(rng: np.random.Generator) -> pd.DataFrame:
     return t
 
 
-def analysis_table(rng: np.random.Generator) -> pd.DataFrame:
-    """A valid long table: random sizes, answers and validity, hostile names."""
-    names = [s for s in STRINGS if s.strip() and len(s) < 100 and "\ud800" not in s]
-    models = [
-        f"m{i}" if rng.random() < 0.7 else str(rng.choice(names))
-        for i in range(int(rng.integers(1, 4)))
-    ]
-    models = list(dict.fromkeys(models))
-    cats = [
-        "original",
-        *rng.choice(["framing", "option_order", "spelling_noise"], size=2, replace=False),
-    ]
-    if rng.random() < 0.1:
-        cats = cats[1:]
-    rows = []
-    for d, kind in (("quiz", "objective"), (str(rng.choice(names)) + "s", "subjective")):
-        if rng.random() < 0.2:
-            continue
-        for i in range(int(rng.integers(1, 6))):
-            item = f"{d}{i}" if rng.random() < 0.8 else str(rng.choice(names)) + str(i)
-            for m in models:
-                for c in cats:
-                    for v in range(1 if c == "original" else int(rng.integers(1, 4))):
-                        valid = bool(rng.random() < 0.85)
-                        answer = int(rng.integers(0, 4)) if valid else None
-                        gold = 1 if kind == "objective" else None
-                        rows.append(
-                            {
-                                "study": "s",
-                                "model": m,
-                                "dataset": d,
-                                "dataset_type": kind,
-                                "item_id": item,
-                                "category": c,
-                                "variant_id": f"{c}/{v}",
-                                "answer": answer,
-                                "valid": valid,
-                                "gold": gold,
-                                "correct": None
-                                if gold is None or answer is None
-                                else answer == gold,
-                                "n_options": 4,
-                                "scale": "nominal" if kind == "objective" else "ordinal",
-                                "raw_output": str(rng.choice(names)),
-                                "invalid_reason": None if valid else "no_label",
-                            }
-                        )
-    frame = pd.DataFrame(rows)
-    if len(frame) and rng.random() < 0.3:
-        frame = frame.drop(columns=[str(rng.choice(["gold", "correct", "scale", "n_options"]))])
-    return frame
-
-
 def formula_text(rng: np.random.Generator) -> str:
     names = ["model", "dataset_type", "category", "dataset", "x1", "x2"]
     kind = int(rng.integers(0, 5))
@@ -522,15 +489,29 @@ def make_cases(folder: Path) -> dict[str, Callable[[np.random.Generator], Callab
         return lambda: parse_answer(raw, labels, options)
 
     def analysis(rng: np.random.Generator) -> Callable[[], Any]:
-        from analyses.pipeline import analyze
-        from robustness.report import write_report
+        from rich.console import Console
 
-        frame = analysis_table(rng)
-        out = folder / "analysis"
+        from robustness.commands.analyze import analyze_table
+
+        choices = RngChoices(rng)
+        frame = hostile_table(choices)
+        where = folder / "analysis"
+        shutil.rmtree(where, ignore_errors=True)
+        path = write_hostile(frame, where, choices)
+        options = analysis_options(choices)
 
         def run() -> Any:
-            result = analyze(frame, out, n_boot=50, quiet=True)
-            return write_report(result, out, {}, compare="kamal2026")
+            printed = io.StringIO()
+            _, paths = analyze_table(
+                path,
+                where / "out",
+                console=Console(file=printed, width=120),
+                n_boot=50,
+                **options,
+            )
+            problem = unsafe_output(paths, printed.getvalue())
+            if problem:
+                raise Unsafe(problem)
 
         return run
 
@@ -555,6 +536,8 @@ def outcome(call: Callable[[], Any], slow: float = SLOW_SECONDS) -> tuple[str, s
         kind, detail = "ok", ""
     except Hang:
         kind, detail = "hang", ""
+    except Unsafe as exc:
+        kind, detail = "unsafe", f"Unsafe: {exc}"
     except (RobustnessError, FormulaError):
         kind, detail = "clean", ""
     except ValueError as exc:
@@ -602,10 +585,12 @@ def main() -> None:
                 print(f"... {i + 1} inputs", file=sys.stderr, flush=True)
             counts[name][kind] += 1
             slowest[name] = max(slowest[name], seconds)
-            if detail and kind in ("traceback", "value_error"):
+            if detail and kind in ("traceback", "value_error", "unsafe"):
                 examples[f"{name} {detail.split(':')[0]}"].append(f"input {i}: {detail}")
+            elif kind in ("slow", "hang"):
+                examples[f"{name} {kind}"].append(f"input {i}: {seconds:.1f} s")
         elapsed = time.perf_counter() - started
-    kinds = ["ok", "clean", "value_error", "traceback", "slow", "hang", "skipped"]
+    kinds = ["ok", "clean", "value_error", "traceback", "unsafe", "slow", "hang", "skipped"]
     print(f"{args.n} inputs, seed {args.seed}, {elapsed:.0f} s")
     print(f"{'target':<14}" + "".join(f"{k:>12}" for k in kinds) + f"{'slowest s':>11}")
     total: Counter[str] = Counter()

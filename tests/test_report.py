@@ -140,7 +140,8 @@ def test_latex_and_markdown_writers_escape():
             {"x": ["a|b"], "y": ["<img src=x onerror=alert(1)>"], "z": ["[x](javascript:y)"]}
         )
     )
-    assert md.splitlines()[2] == r"| a\|b | \<img src=x onerror=alert(1)\> | \[x\](javascript:y) |"
+    row = r"| a\|b | &lt;img src=x onerror=alert(1)\> | \[x\](javascript:y) |"
+    assert md.splitlines()[2] == row
 
 
 CHECK = """<script>

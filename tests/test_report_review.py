@@ -124,16 +124,20 @@ def test_thin_cells_are_not_computed_and_warnings_become_notes(reviewed, capsys)
 
 
 def md_tables(md: str) -> list[tuple[list[str], list[list[str]]]]:
-    """(header, rows) of every Markdown table, cells unescaped of backslashes."""
+    """(header, rows) of every Markdown table, cells unescaped of backslashes and entities."""
     out, lines = [], md.splitlines()
     for i, line in enumerate(lines):
         if line.startswith("|---") and i > 0:
-            head = [c.strip().replace("\\", "") for c in lines[i - 1].strip("|").split("|")]
+            head = [
+                unescape(c.strip().replace("\\", "")) for c in lines[i - 1].strip("|").split("|")
+            ]
             rows = []
             for row in lines[i + 1 :]:
                 if not row.startswith("|"):
                     break
-                rows.append([c.strip().replace("\\", "") for c in row.strip("|").split("|")])
+                rows.append(
+                    [unescape(c.strip().replace("\\", "")) for c in row.strip("|").split("|")]
+                )
             out.append((head, rows))
     return out
 

@@ -16,7 +16,10 @@ from robustness.text_safety import (
     escape_html,
     escape_latex,
     escape_markdown,
+    for_console,
+    for_figure,
     for_terminal,
+    plain_text,
     scrub_secret,
     shown,
     strip_controls,
@@ -35,6 +38,10 @@ HOSTILE = [
     r"\input{/etc/passwd} $x^2$ 50% #1 a_b {c} ~ \\",
     "lone \ud800 surrogate",
     "cut \x1b[",
+    "</td></tr></table> | pipes | `tick` $\\input{x}$",
+    "- a list\n1. ordered\n# heading\r\n> quote\u2028next\x85line",
+    "[bold red]rich markup[/] \\[escaped]",
+    "y" * 10_000,
 ]
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
@@ -52,9 +59,15 @@ def test_each_target_gets_safe_text(text):
     assert not re.search(r"&(?!amp;|lt;)", md)
     tex = escape_latex(text)
     assert not CONTROL.search(tex) and "\n" not in tex
-    bare = re.sub(r"\\text[a-z]+\{\}|\\[{}$&%#_]", "", tex)
+    bare = re.sub(r"^\{\}|\\text[a-z]+\{\}|\\[{}$&%#_]", "", tex)  # ^{}: a guarded [
     assert not re.search(r"[\\{}$&%#_^~]", bare), bare
-    for out in (term, html, md, tex):
+    console = for_console(text, None)
+    assert not CONTROL.search(console) and "\n" not in console
+    assert not re.search(r"(?<!\\)\[[a-z/]", console)  # no rich markup tag
+    figure = for_figure(text, None)
+    assert not CONTROL.search(figure) and "\n" not in figure
+    assert not re.search(r"(?<!\\)\$", figure)  # no mathtext
+    for out in (term, html, md, tex, console, figure):
         out.encode("utf-8")  # writable as UTF-8
 
 
@@ -66,6 +79,61 @@ def test_the_visible_text_survives():
     assert escape_latex("50% of $5") == r"50\% of \$5"
     assert strip_controls("line\nnext\tcol\x00") == "line\nnext\tcol"
     assert for_terminal("x" * 500, 10) == "x" * 9 + "…" and clip("abc", 5) == "abc"
+
+
+def test_line_breaks_become_spaces_on_one_line_targets():
+    text = "one\ntwo\r\nthree\u2028four\tfive\x85six"
+    spaced = "one two three four five six"
+    assert plain_text(text, one_line=True) == spaced and for_terminal(text, None) == spaced
+    assert escape_latex(text) == spaced and escape_markdown(text) == spaced
+    assert plain_text("a\nb\tc\x00") == "a\nb\tc"  # kept where the target shows them
+    assert escape_html("a\nb") == "a\nb"
+
+
+def test_markdown_escapes_markup_and_block_markers():
+    assert escape_markdown("<b>x</b> & `y`") == r"&lt;b\>x&lt;/b\> &amp; \`y\`"
+    assert escape_markdown("| a | *b* _c_ [d](e) ~f~ $g$ # h !i") == (
+        r"\| a \| \*b\* \_c\_ \[d\](e) \~f\~ \$g\$ \# h \!i"
+    )
+    assert escape_markdown("0.531 - 1") == "0.531 - 1"  # numbers and dashes stay readable
+    assert escape_markdown("- item", block=True) == r"\- item"
+    assert escape_markdown("+ item", block=True) == r"\+ item"
+    assert escape_markdown("12. item", block=True) == r"12\. item"
+    assert escape_markdown("3) item", block=True) == r"3\) item"
+    assert escape_markdown("- item") == "- item"  # a table cell or a heading: no marker
+
+
+def test_latex_guards_a_leading_bracket_and_escapes_every_special():
+    assert escape_latex("[1cm] x") == "{}[1cm] x" and escape_latex("*y") == "{}*y"
+    assert escape_latex(r"\input{x} a|b <c>") == (
+        r"\textbackslash{}input\{x\} a\textbar{}b \textless{}c\textgreater{}"
+    )
+
+
+def test_figure_and_console_labels():
+    assert for_figure("$x^2$ cost") == r"\$x^2\$ cost"
+    assert for_figure("_hidden") == " _hidden"  # a legend drops labels that start with _
+    assert len(for_figure("z" * 500)) == 120
+    assert for_console("[bold]x[/bold]\x1b[2J") == r"\[bold]x\[/bold]"
+    assert for_console("a\nb") == "a b"
+
+
+def test_clipping_never_cuts_an_escape():
+    assert escape_html("&" * 10, 5) == "&amp;" * 4 + "…"
+    assert escape_latex("%" * 10, 3) == r"\%\%…"
+    assert escape_markdown("|" * 10, 3) == r"\|\|…"
+
+
+def test_a_limit_reads_only_a_bounded_head():
+    """A 100,000-character category name was scrubbed whole in every table cell before being
+    cut to 300 characters (21 s of regular expressions for one report); now only a bounded
+    head is read, and the cut is still marked when that head was mostly controls."""
+    assert plain_text("a" * 10**6, 10) == "a" * 9 + "…"
+    assert plain_text("\x00" * 10**6 + "visible", 10) == "…"
+    assert plain_text("\x1b[2J" * 1000 + "x" * 100, 10) == "…"
+    head = "\x07" * 30 + "abc"  # within the bound: controls removed, nothing cut
+    assert plain_text(head, 10) == "abc"
+    assert escape_html("<" * 10**6, 5) == "&lt;" * 4 + "…"
 
 
 def test_scrub_secret(monkeypatch):
@@ -95,3 +163,5 @@ def test_any_text_comes_out_safe(text):
     for out in (for_terminal(text, None), escape_html(text), escape_markdown(text)):
         assert not CONTROL.search(out)
     assert not CONTROL.search(escape_latex(text))
+    for line in (for_console(text, None), for_figure(text, None), escape_markdown(text)):
+        assert not CONTROL.search(line) and len(line.splitlines()) <= 1

@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 
 from robustness.table import read_metadata, read_table
+from robustness.text_safety import for_console
 
 
 def analyze_table(
@@ -21,12 +21,14 @@ def analyze_table(
     console: Console | None = None,
     compare: str | None = None,
     min_items: int = 10,
+    n_boot: int = 2000,
 ) -> tuple[Any, dict[str, Path]]:
     """Run every analysis on a Parquet/CSV table and write the report; return both.
 
     The study's families (from the table's metadata) are listed in every table, those
     without a variant included; ``compare`` names a published study (``kamal2026``) whose
-    figures the report puts beside the run's.
+    figures the report puts beside the run's; ``n_boot`` is the number of item-bootstrap
+    replicates.
     """
     from analyses.pipeline import analyze
     from robustness.report import write_report
@@ -48,9 +50,11 @@ def analyze_table(
         console=console,
         families=families,
         min_items=min_items,
+        n_boot=n_boot,
     )
     paths: dict[str, Path] = {}
     if report:
         paths = write_report(result, out, meta, compare=compare)
-        console.print(f"report: {escape(str(paths['html']))} and {escape(str(paths['md']))}")
+        html, md = (for_console(paths[k], None) for k in ("html", "md"))
+        console.print(f"report: {html} and {md}")
     return result, paths

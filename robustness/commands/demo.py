@@ -13,12 +13,12 @@ import time
 from pathlib import Path
 
 from rich.console import Console
-from rich.markup import escape
 
 from perturbations.base import FAMILY_ORDER
 from robustness.commands.run import progress_bars, summarise
 from robustness.loaders import demo_items, per_dataset
 from robustness.study import ModelConfig, StudyConfig
+from robustness.text_safety import for_console
 
 
 def demo_config(out: Path, mode: str, n_variants: int, seed: int) -> StudyConfig:
@@ -57,6 +57,6 @@ def run_demo(out: str, mode: str, n_per_dataset: int, n_variants: int, seed: int
     paths = write_report(result, folder, meta)
     console.rule("headline")
     for line in headline(result).lines():
-        console.print(escape(line))
-    console.print(f"report: {escape(str(paths['html']))} (and report.md, figures/, tables/)")
+        console.print(for_console(line, None))
+    console.print(f"report: {for_console(paths['html'], None)} (and report.md, figures/, tables/)")
     console.print(f"done in {time.perf_counter() - start:.0f} s")

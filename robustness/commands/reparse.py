@@ -10,6 +10,7 @@ from rich.markup import escape
 
 from robustness.reparse import ReparseResult, display_json, reparse
 from robustness.table import read_metadata, read_table, write_csv, write_parquet
+from robustness.text_safety import for_console
 
 __all__ = ["displays_from_study", "reparse_table"]
 
@@ -52,8 +53,7 @@ def displays_from_study(table: pd.DataFrame, study: str | Path) -> tuple[pd.Data
 
 def _clean(text: object, limit: int = 60) -> str:
     """One line of untrusted text for the terminal: no control characters, cut to `limit`."""
-    out = "".join(ch if ch.isprintable() else " " for ch in str(text))
-    return escape(out if len(out) <= limit else out[: limit - 1] + "…")
+    return for_console(text, limit)
 
 
 def reparse_table(

@@ -9,15 +9,13 @@ from __future__ import annotations
 
 from analyses.numbers import fmt_p
 from robustness.report.headline import Headline, headline
-from robustness.report.render import latex_escape, md_escape, to_html, to_latex, to_markdown
+from robustness.report.render import to_html, to_latex, to_markdown
 from robustness.report.write import write_report
 
 __all__ = [
     "Headline",
     "fmt_p",
     "headline",
-    "latex_escape",
-    "md_escape",
     "to_html",
     "to_latex",
     "to_markdown",

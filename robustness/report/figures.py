@@ -2,7 +2,8 @@
 
 Each function takes plain DataFrames and returns a :class:`matplotlib.figure.Figure`;
 :func:`save` writes it as PNG.  Text from tables (model, dataset and category
-names) is passed to matplotlib as data and never interpreted as mathtext.
+names) goes through :func:`robustness.text_safety.for_figure`, so matplotlib draws it as
+written, never as mathtext.
 """
 
 from __future__ import annotations
@@ -16,15 +17,9 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from robustness.names import FAMILY_ORDER
+from robustness.text_safety import for_figure
 
 TYPE_COLORS = {"objective": "#1f77b4", "subjective": "#d62728"}
-
-
-def _plain(text: object) -> str:
-    """Escape matplotlib's mathtext marker so names print as written."""
-    from robustness.report.render import plain_text
-
-    return plain_text(text, 120).replace("\n", " ").replace("\t", " ").replace("$", r"\$")
 
 
 def category_order(categories: Sequence[str]) -> list[str]:
@@ -45,9 +40,9 @@ def agreement_heatmap(items: pd.DataFrame) -> Figure:
     ax = fig.add_subplot()
     im = ax.imshow(table.to_numpy(float), vmin=0.0, vmax=1.0, cmap="viridis", aspect="auto")
     ax.set_xticks(
-        range(table.shape[1]), [_plain(c) for c in table.columns], rotation=35, ha="right"
+        range(table.shape[1]), [for_figure(c) for c in table.columns], rotation=35, ha="right"
     )
-    ax.set_yticks(range(table.shape[0]), [_plain(m) for m in table.index])
+    ax.set_yticks(range(table.shape[0]), [for_figure(m) for m in table.index])
     for (r, c), v in np.ndenumerate(table.to_numpy(float)):
         if np.isfinite(v):
             ax.text(
@@ -93,11 +88,11 @@ def type_by_category(cells: pd.DataFrame) -> Figure:
             ax.errorbar(
                 xs, est, yerr=np.nan_to_num(err), fmt="o", color=color, capsize=3, label=dtype
             )
-        labels = [_plain(c if c != "all" else "all (shared)") for c in cats]
+        labels = [for_figure(c if c != "all" else "all (shared)") for c in cats]
         ax.set_xticks(range(len(cats)), labels, rotation=30, ha="right")
         ax.set_ylim(0, 1.05)
         ax.set_ylabel("mean C_i (95% CI)")
-        ax.set_title(_plain(model))
+        ax.set_title(for_figure(model))
         ax.grid(axis="y", alpha=0.3)
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     return fig
@@ -136,12 +131,12 @@ def dataset_by_category(means: pd.DataFrame) -> Figure:
                 vals.to_numpy(float),
                 width=width,
                 color=colors[d],
-                label=f"{_plain(d)} ({kinds[d][:3]}.)",
+                label=f"{for_figure(d)} ({kinds[d][:3]}.)",
             )
-        ax.set_xticks(range(len(cats)), [_plain(c) for c in cats], rotation=30, ha="right")
+        ax.set_xticks(range(len(cats)), [for_figure(c) for c in cats], rotation=30, ha="right")
         ax.set_ylim(0, 1.05)
         ax.set_ylabel("mean C_i")
-        ax.set_title(_plain(model))
+        ax.set_title(for_figure(model))
         ax.grid(axis="y", alpha=0.3)
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     return fig
@@ -171,7 +166,7 @@ def pss_distribution(items: pd.DataFrame, score: str = "answer") -> Figure:
         ax.errorbar(
             xs, d["mean"], yerr=half.to_numpy(float), fmt="o", color=color, capsize=3, label=dtype
         )
-    ax.set_xticks(range(len(cats)), [_plain(c) for c in cats], rotation=30, ha="right")
+    ax.set_xticks(range(len(cats)), [for_figure(c) for c in cats], rotation=30, ha="right")
     ax.set_ylim(-0.02, 1.02)
     ax.set_ylabel(f"PSS: mean S_i ({score})")
     ax.set_title("Prompt sensitivity (0 = every variant gives the same answer)")
@@ -186,7 +181,7 @@ def format_accuracy_plot(acc: pd.DataFrame) -> Figure:
     ax = fig.add_subplot()
     for model, g in acc.groupby("model", sort=True):
         a = np.sort(g["accuracy"].to_numpy(float))
-        ax.plot(np.arange(1, a.size + 1), a, marker="o", label=_plain(model))
+        ax.plot(np.arange(1, a.size + 1), a, marker="o", label=for_figure(model))
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.annotate(
             f"spread {a.max() - a.min():.2f}",
@@ -220,11 +215,11 @@ def confidence_vs_pss(points: pd.DataFrame, tests: pd.DataFrame | None = None) -
             d = sub[sub["dataset_type"] == dtype]
             if len(d):
                 ax.scatter(d["confidence"], d["s_i"], s=14, alpha=0.7, color=color, label=dtype)
-        title = f"{_plain(model)} (n = {len(sub)})"
+        title = f"{for_figure(model)} (n = {len(sub)})"
         if info is not None and model in info.index and np.isfinite(info.at[model, "r"]):
             p = info.at[model, "p_value"]
             ptxt = "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
-            title = f"{_plain(model)}: r = {info.at[model, 'r']:.2f}, {ptxt}, n = {len(sub)}"
+            title = f"{for_figure(model)}: r = {info.at[model, 'r']:.2f}, {ptxt}, n = {len(sub)}"
         ax.set_title(title, fontsize=10)
         ax.set_xlabel("mean top next-token probability")
         ax.set_ylabel("S_i (answer, all variants)")

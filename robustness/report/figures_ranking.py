@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from robustness.report.figures import _plain, category_order
+from robustness.report.figures import category_order
+from robustness.text_safety import for_figure
 
 __all__ = ["bump_chart", "power_curve"]
 
@@ -38,7 +39,7 @@ def power_curve(table: pd.DataFrame, alpha: float | None = None, target: float =
             lw=1.0 if contrast else 2.2,
             ls="--" if contrast else "-",
             ms=3 if contrast else 5,
-            label=_plain(term),
+            label=for_figure(term),
         )
         ax.fill_between(x, y - 2 * se, y + 2 * se, color=line.get_color(), alpha=0.12, lw=0)
     if alpha is not None:
@@ -79,8 +80,8 @@ def bump_chart(ranks: pd.DataFrame) -> Figure:
             xy = sorted((pos[(r.category, r.variant_id)], r.rank) for r in g.itertuples())
             if xy:
                 x, y = np.array(xy, dtype=float).T
-                ax.plot(x, y, marker="o", color=colors[m], label=_plain(m), lw=1.6)
-        ax.set_xticks(range(len(order)), [_plain(v) for _, v in order], rotation=60, ha="right")
+                ax.plot(x, y, marker="o", color=colors[m], label=for_figure(m), lw=1.6)
+        ax.set_xticks(range(len(order)), [for_figure(v) for _, v in order], rotation=60, ha="right")
         ax.tick_params(axis="x", labelsize=7)
         n = len(models)
         ax.set_yticks(range(1, n + 1))

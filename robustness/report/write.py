@@ -14,13 +14,13 @@ folder:
   and, with ``compare``, ``paper_comparison.csv``/``.tex``.
 
 Every string that comes from items, prompts, model outputs or names is stripped of
-control characters and escaped for the format it is written in.
+control characters and escaped for the format it is written in, by
+:mod:`robustness.text_safety` only.
 """
 
 from __future__ import annotations
 
 import base64
-import html
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,11 +30,23 @@ import pandas as pd
 from robustness.report import figures
 from robustness.report.document import Block, Section, build
 from robustness.report.headline import headline
-from robustness.report.render import md_escape, plain_text, to_html, to_latex, to_markdown
+from robustness.report.render import cell, to_html, to_latex, to_markdown
+from robustness.text_safety import escape_html, escape_markdown, plain_text
 
 __all__ = ["write_report"]
 
 FRAGILE_SHOWN = ("category", "variant_id", "label", "answer", "invalid_reason", "raw_output")
+#: Longest untrusted text in a paragraph, a list item, a heading or a prompt.
+TEXT_CHARS = 2000
+
+
+def _h(text: Any) -> str:
+    return escape_html(text, TEXT_CHARS)
+
+
+def _md(text: Any, *, block: bool = False) -> str:
+    return escape_markdown(text, TEXT_CHARS, block=block)
+
 
 _CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;
 color:#222}table{border-collapse:collapse;margin:0.6em 0 1.4em;font-size:0.88em}
@@ -148,36 +160,35 @@ def _fragile(result: Any) -> list[tuple[dict[str, Any], pd.DataFrame]]:
 
 
 def _html_block(b: Block, figs: Mapping[str, tuple[Path, str]]) -> str:
-    e = html.escape
     if b.figure:
         data = base64.b64encode(figs[b.figure][0].read_bytes()).decode("ascii")
         return (
-            f"<figure><img alt='{e(b.caption)}' src='data:image/png;base64,{data}'>"
-            f"<figcaption>{e(b.caption)}</figcaption></figure>"
+            f"<figure><img alt='{_h(b.caption)}' src='data:image/png;base64,{data}'>"
+            f"<figcaption>{_h(b.caption)}</figcaption></figure>"
         )
     if b.table is not None:
         body = to_html(b.table) if len(b.table) else "<p>(none)</p>"
-        return f"<h3>{e(plain_text(b.caption))}</h3>{body}"
+        return f"<h3>{_h(b.caption)}</h3>{body}"
     if b.items:
         cls = " class='note'" if b.note else ""
-        return "<ul>" + "".join(f"<li{cls}>{e(plain_text(s))}</li>" for s in b.items) + "</ul>"
-    return f"<p>{e(plain_text(b.text))}</p>"
+        return "<ul>" + "".join(f"<li{cls}>{_h(s)}</li>" for s in b.items) + "</ul>"
+    return f"<p>{_h(b.text)}</p>"
 
 
 def _md_block(b: Block, figs: Mapping[str, tuple[Path, str]]) -> list[str]:
     if b.figure:
-        cap = md_escape(b.caption)
+        cap = _md(b.caption)
         return [f"![{cap}](figures/{figs[b.figure][0].name})", "", f"*{cap}*", ""]
     if b.table is not None:
         return [
-            f"### {md_escape(b.caption)}",
+            f"### {_md(b.caption)}",
             "",
             to_markdown(b.table) if len(b.table) else "(none)",
             "",
         ]
     if b.items:
-        return [f"- {md_escape(s)}" for s in b.items] + [""]
-    return [md_escape(b.text), ""]
+        return [f"- {_md(s, block=True)}" for s in b.items] + [""]
+    return [_md(b.text, block=True), ""]
 
 
 def _write_html(
@@ -187,13 +198,12 @@ def _write_html(
     figs: Mapping[str, tuple[Path, str]],
     fragile: Sequence[tuple[dict[str, Any], pd.DataFrame]],
 ) -> Path:
-    e = html.escape
     parts = [
-        f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{e(title)}"
-        f"</title><style>{_CSS}</style></head><body><h1>{e(title)}</h1>"
+        f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{_h(title)}"
+        f"</title><style>{_CSS}</style></head><body><h1>{_h(title)}</h1>"
     ]
     for sec in sections:
-        parts.append(f"<h2 id='{sec.key}'>{e(sec.title)}</h2>")
+        parts.append(f"<h2 id='{_h(sec.key)}'>{_h(sec.title)}</h2>")
         parts.extend(_html_block(b, figs) for b in sec.blocks)
     parts.append(
         "<h2>Most fragile items</h2><p>The items with the lowest mean agreement over "
@@ -201,22 +211,22 @@ def _write_html(
     )
     for info, rows in fragile:
         parts.append(
-            f"<h3>{e(plain_text(info['dataset']))} / {e(plain_text(info['item_id']))} "
-            f"({e(plain_text(info['model']))}, mean C_i {info['mean_c_i']:.2f})</h3>"
+            f"<h3>{_h(info['dataset'])} / {_h(info['item_id'])} "
+            f"({_h(info['model'])}, mean C_i {info['mean_c_i']:.2f})</h3>"
         )
         shown = [c for c in FRAGILE_SHOWN if c in rows.columns]
         body = []
         for r in rows.itertuples(index=False):
             d = r._asdict()
-            cells = "".join(f"<td>{e(_text(d[c]))}</td>" for c in shown)
+            cells = "".join(f"<td>{escape_html(cell(d[c]))}</td>" for c in shown)
             prompt = d.get("prompt")
             extra = (
-                f"<details><summary>prompt</summary><pre>{e(plain_text(prompt))}</pre></details>"
+                f"<details><summary>prompt</summary><pre>{_h(prompt)}</pre></details>"
                 if isinstance(prompt, str) and prompt
                 else "-"
             )
             body.append(f"<tr>{cells}<td>{extra}</td></tr>")
-        heads = "".join(f"<th>{e(c)}</th>" for c in shown)
+        heads = "".join(f"<th>{_h(c)}</th>" for c in shown)
         parts.append(
             f"<table><thead><tr>{heads}<th>prompt</th></tr></thead><tbody>"
             f"{''.join(body)}</tbody></table>"
@@ -226,12 +236,6 @@ def _write_html(
     return path
 
 
-def _text(value: Any) -> str:
-    from robustness.report.render import cell
-
-    return cell(value)
-
-
 def _write_md(
     path: Path,
     title: str,
@@ -239,16 +243,16 @@ def _write_md(
     figs: Mapping[str, tuple[Path, str]],
     fragile: Sequence[tuple[dict[str, Any], pd.DataFrame]],
 ) -> Path:
-    lines = [f"# {md_escape(title)}", ""]
+    lines = [f"# {_md(title)}", ""]
     for sec in sections:
-        lines += [f"## {md_escape(sec.title)}", ""]
+        lines += [f"## {_md(sec.title)}", ""]
         for b in sec.blocks:
             lines += _md_block(b, figs)
     lines += ["## Most fragile items", ""]
     for info, rows in fragile:
         lines += [
-            f"### {md_escape(str(info['dataset']))} / {md_escape(str(info['item_id']))} "
-            f"({md_escape(str(info['model']))}, mean C_i {info['mean_c_i']:.2f})",
+            f"### {_md(info['dataset'])} / {_md(info['item_id'])} "
+            f"({_md(info['model'])}, mean C_i {info['mean_c_i']:.2f})",
             "",
         ]
         shown = [c for c in FRAGILE_SHOWN if c in rows.columns and c != "raw_output"]
@@ -312,7 +316,7 @@ def write_report(
     head = headline(result)
     notes = [*result.notes, *skipped]
     name = (meta.get("study") or {}).get("name", "long table")
-    title = f"Prompt robustness report: {plain_text(name, 200)}"
+    title = f"Prompt robustness report: {plain_text(name, 200, one_line=True)}"
     sections = build(result, meta, head.lines(), figs, notes, paper)
     fragile = _fragile(result)
     paths = {
