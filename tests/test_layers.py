@@ -42,6 +42,9 @@ CORE = frozenset(
         "robustness.text_safety",
         "robustness.item_files",
         "robustness.table_values",
+        "robustness.table_schema",
+        "robustness.table_checks",
+        "robustness.table_io",
     }
 )
 #: The middle layer: packages that may import only the core and themselves.
