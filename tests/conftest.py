@@ -1,4 +1,5 @@
-"""Shared test setup: offline model hubs, quiet torch threads, and the shared data folder."""
+"""Shared test setup: offline model hubs, quiet torch threads, the shared data folder, and the
+fixtures several test files use (helpers that are not fixtures are in ``tests/helpers/``)."""
 
 from __future__ import annotations
 
@@ -42,3 +43,12 @@ def demo():
     import robustness as rb
 
     return rb.demo_items()
+
+
+@pytest.fixture(scope="session")
+def tiny_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A randomly initialised 1-layer Llama and a byte-level tokenizer, saved like any model
+    (built once per session; tests only read it)."""
+    from helpers.tiny import save_tiny_model
+
+    return save_tiny_model(tmp_path_factory.mktemp("tiny-model"))

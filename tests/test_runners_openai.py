@@ -1,6 +1,6 @@
 """The openai backend against a real OpenAI-compatible server: ``transformers serve`` serving the
 embedded model on loopback (started once for the module), with a fault-injecting proxy in front
-of it where a test needs faults, counters or rewritten answers (``tests/servers.py``).
+of it where a test needs faults, counters or rewritten answers (``tests/helpers/servers.py``).
 
 What the real server does, and so what is tested where: ``transformers serve`` answers chat and
 completion requests but ignores ``logprobs``, ``top_logprobs`` and ``echo``. So generate mode runs
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from servers import Fault, FaultProxy, ModelServer, free_port, mixed_faults, serving_folder
+from helpers.servers import Fault, FaultProxy, ModelServer, free_port, mixed_faults, serving_folder
 
 import robustness as rb
 from robustness.cache import Cache

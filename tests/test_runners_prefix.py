@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-from conftest_runners import tiny_tokenizer
+from helpers.tiny import tiny_tokenizer
 
 import robustness as rb
 from robustness.answers import prompt_for
