@@ -15,7 +15,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from robustness.errors import ModelError
-from robustness.runners.base import Prompt, canonical_prompt, chat_mode
+from robustness.runners.base import (
+    Prompt,
+    canonical_prompt,
+    chat_mode,
+    check_label_sets,
+    check_labels,
+)
 from robustness.runners.label_trie import LabelPlan, build_label_plan
 
 __all__ = ["PromptEncoding"]
@@ -88,6 +94,15 @@ class PromptEncoding:
                     f"prompt {i} has {len(row)} tokens, more than the model's {self.max_length}."
                 )
         return ids
+
+    def encode_label_sets(
+        self, prompts: Sequence[Prompt], labels: Sequence[Sequence[str]]
+    ) -> tuple[list[LabelPlan], list[list[int]]]:
+        """For ``score_options``: the plan of each prompt's checked label set, and the prompts'
+        token ids; raises ModelError naming a bad label set or prompt."""
+        check_label_sets(prompts, labels, "score_options")
+        plans = [self._plan(check_labels(lab, f"label set {i}")) for i, lab in enumerate(labels)]
+        return plans, self.encode_prompts(prompts)
 
     def _encode_text(self, text: str) -> list[int]:
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])

@@ -45,8 +45,6 @@ from robustness.runners.base import (
     LogLikelihood,
     OptionScores,
     Prompt,
-    check_label_sets,
-    check_labels,
     check_max_new_tokens,
 )
 from robustness.runners.batching import left_pad, length_batches, split_by_logits
@@ -273,9 +271,7 @@ class HFRunner(PromptEncoding):
         on_batch: BatchCallback | None = None,
     ) -> list[OptionScores]:
         """Next-token probability of each prompt's labels (see ``label_trie.py``)."""
-        check_label_sets(prompts, labels, "score_options")
-        plans = [self._plan(check_labels(lab, f"label set {i}")) for i, lab in enumerate(labels)]
-        ids = self.encode_prompts(prompts)
+        plans, ids = self.encode_label_sets(prompts, labels)
         jobs: list[tuple[int, int]] = []
         rows: list[list[int]] = []
         for i, plan in enumerate(plans):

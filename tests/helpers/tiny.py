@@ -14,7 +14,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CHAT_TEMPLATE", "save_tiny_model", "tiny_model", "tiny_runner", "tiny_tokenizer"]
+__all__ = [
+    "CHAT_TEMPLATE",
+    "ONE_LAYER",
+    "TWO_LAYERS",
+    "save_tiny_model",
+    "tiny_model",
+    "tiny_runner",
+    "tiny_tokenizer",
+]
 
 SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 CHAT_TEMPLATE = (
@@ -46,28 +54,40 @@ def tiny_tokenizer(chat_template: str | None = CHAT_TEMPLATE) -> Any:
     return tokenizer
 
 
-def tiny_model(vocab_size: int, seed: int = 0) -> Any:
-    """A 2-layer Llama with random weights drawn from a generator seeded with ``seed``."""
+#: The 2-layer model of :func:`tiny_model` (256 positions).
+TWO_LAYERS: dict[str, Any] = {
+    "hidden_size": 48,
+    "intermediate_size": 96,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "max_position_embeddings": 256,
+    "initializer_range": 0.2,
+    "bos_token_id": None,
+}
+#: The 1-layer model of :func:`save_tiny_model` (4096 positions).
+ONE_LAYER: dict[str, Any] = {
+    "hidden_size": 32,
+    "intermediate_size": 64,
+    "num_hidden_layers": 1,
+    "num_attention_heads": 2,
+    "num_key_value_heads": 1,
+    "max_position_embeddings": 4096,
+    "initializer_range": 0.3,
+    "bos_token_id": 1,
+}
+
+
+def tiny_model(vocab_size: int, seed: int = 0, **config: Any) -> Any:
+    """A Llama with random weights drawn from a generator seeded with ``seed``: the 2-layer
+    :data:`TWO_LAYERS` unless ``config`` names other ``LlamaConfig`` values."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    config = LlamaConfig(
-        vocab_size=vocab_size,
-        hidden_size=48,
-        intermediate_size=96,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=256,
-        initializer_range=0.2,
-        tie_word_embeddings=False,
-        bos_token_id=None,
-        eos_token_id=2,
-        pad_token_id=None,
-    )
+    settings = {**TWO_LAYERS, "tie_word_embeddings": False, "eos_token_id": 2, **config}
     with torch.random.fork_rng():
         torch.manual_seed(seed)
-        model = LlamaForCausalLM(config)
+        model = LlamaForCausalLM(LlamaConfig(vocab_size=vocab_size, pad_token_id=None, **settings))
     return model.eval()
 
 
@@ -87,27 +107,10 @@ def tiny_runner(seed: int = 0, chat_template: str | None = CHAT_TEMPLATE, **kwar
 
 
 def save_tiny_model(folder: Path, seed: int = 0) -> Path:
-    """Write the tiny model and tokenizer into ``folder`` (created) and return it."""
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
+    """Write the 1-layer tiny model (:data:`ONE_LAYER`) and the tokenizer into ``folder``
+    (created) and return it."""
     folder.mkdir(parents=True, exist_ok=True)
     tokenizer = tiny_tokenizer()
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        num_key_value_heads=1,
-        max_position_embeddings=4096,
-        initializer_range=0.3,
-        tie_word_embeddings=False,
-        eos_token_id=2,
-    )
-    with torch.random.fork_rng():
-        torch.manual_seed(seed)
-        model = LlamaForCausalLM(config)
-    model.save_pretrained(folder)
+    tiny_model(len(tokenizer), seed, **ONE_LAYER).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder

@@ -16,8 +16,6 @@ from robustness.runners.base import (
     LogLikelihood,
     OptionScores,
     Prompt,
-    check_label_sets,
-    check_labels,
     check_max_new_tokens,
 )
 from robustness.runners.encoding import PromptEncoding
@@ -178,9 +176,7 @@ class VLLMRunner(PromptEncoding):
         on_batch: BatchCallback | None = None,
     ) -> list[OptionScores]:
         """Next-token probability of each prompt's labels (see the module docstring)."""
-        check_label_sets(prompts, labels, "score_options")
-        plans = [self._plan(check_labels(lab, f"label set {i}")) for i, lab in enumerate(labels)]
-        ids = self.encode_prompts(prompts)
+        plans, ids = self.encode_label_sets(prompts, labels)
         results: list[OptionScores] = []
         for chunk in self._chunks(len(prompts)):
             started = time.perf_counter()
