@@ -31,6 +31,14 @@ def shared_paths() -> list[Path]:
     return paths
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that reads ../shared/data through ``shared_items`` is marked ``shared_data``
+    (``make test-fast`` leaves it out), whether or not its file says so."""
+    for item in items:
+        if "shared_items" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.shared_data)
+
+
 @pytest.fixture(scope="session")
 def shared_items():
     import robustness as rb

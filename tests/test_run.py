@@ -102,6 +102,7 @@ def cache_rows(path: Path) -> int:
         return 0
 
 
+@pytest.mark.slow  # two runs of a model in child processes (about 20 s of CPU)
 def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path, tiny_folder):
     exe = str(Path(sys.executable).with_name("robustness"))
     models = [{"name": "c", "batch_size": 1}]
