@@ -22,7 +22,7 @@ answer
 analysis (only when named in ``--targets``: about a second an input)
     what ``robustness analyze`` runs (``robustness.commands.analyze.analyze_table``: read the
     file, analyse, print the console summary, write the report) on a small long table from
-    ``tests/hostile_tables.py`` (the generator the property tests in
+    ``tests/helpers/hostile_tables.py`` (the generator the property tests in
     ``tests/test_fuzz_analysis.py`` draw from): hostile names, dropped columns, non-finite
     numbers, empty groups, identical or invalid answers, written as CSV or Parquet.
 
@@ -59,7 +59,7 @@ sys.path.insert(0, str(ROOT))
 
 sys.path.insert(0, str(ROOT / "tests"))
 
-from hostile_tables import (  # noqa: E402
+from helpers.hostile_tables import (  # noqa: E402
     RngChoices,
     analysis_options,
     hostile_table,

@@ -3,14 +3,14 @@
 Run: ``.venv/bin/python bench/kill_safety.py`` (options: ``--points``, ``--seed``).
 
 The run is a whole study (items, variants, the SQLite cache, the Parquet table and its CSV copy)
-with a deterministic fake runner in place of a model (``tests/kill_child.py``), so a point costs
-seconds. Each point is one of: a random moment during the model calls (after a random number of
-stored batches, plus a random delay inside the next batch), the middle of writing the Parquet
-table, or the middle of writing the CSV copy; all points share one cache and one output folder,
-as repeated crashes of one study would. After each kill the study is run again to completion,
-and the point counts as resumed when the table equals an uninterrupted run's (same rows, same
-answers, no duplicate), the CSV copy reads back equal, the cache passes SQLite's integrity
-check, and no temporary file is left. Prints one line per point and the count.
+with a deterministic fake runner in place of a model (``tests/helpers/kill_child.py``), so a point
+costs seconds. Each point is one of: a random moment during the model calls (after a random number
+of stored batches, plus a random delay inside the next batch), the middle of writing the Parquet
+table, or the middle of writing the CSV copy; all points share one cache and one output folder, as
+repeated crashes of one study would. After each kill the study is run again to completion, and the
+point counts as resumed when the table equals an uninterrupted run's (same rows, same answers, no
+duplicate), the CSV copy reads back equal, the cache passes SQLite's integrity check, and no
+temporary file is left. Prints one line per point and the count.
 """
 
 from __future__ import annotations

@@ -6,10 +6,10 @@ Run: ``.venv/bin/python bench/scale.py [--n 16] [--rounds 5] [--max-tokens 1]
 [--concurrency 1 4 16] [--server-threads 1]``, or against a server you started yourself:
 ``--base-url http://127.0.0.1:8000/v1 --model NAME``.
 
-By default it starts ``transformers serve`` on loopback serving the embedded model (as the
-tests do, ``tests/servers.py``), builds ``--n`` chat prompts from the bundled demo items (the
-original and option-order variants), and at each concurrency measures, in the same process and
-against the same server:
+By default it starts ``transformers serve`` on loopback serving the embedded model (as the tests do,
+``tests/helpers/servers.py``), builds ``--n`` chat prompts from the bundled demo items (the original
+and option-order variants), and at each concurrency measures, in the same process and against the
+same server:
 
 - ``ceiling``: a bare client, ``c`` threads each with one keep-alive ``http.client``
   connection, posting the same request bodies (serialised before the clock starts) to
@@ -206,7 +206,7 @@ def main() -> None:
         url, model = args.base_url, args.model
         where = f"server at {url}"
     else:
-        from servers import ModelServer, serving_folder
+        from helpers.servers import ModelServer, serving_folder
 
         scratch = Path(tempfile.mkdtemp(prefix="bench-scale-"))
         server = ModelServer(

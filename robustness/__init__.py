@@ -13,10 +13,9 @@ perturbation family and no torch; importing changes nothing in the process.
 
 from __future__ import annotations
 
-import importlib
-import sys
-import types
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from robustness.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -98,32 +97,4 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them
     from robustness.variants import Variant
 
 
-def __getattr__(name: str) -> Any:
-    try:
-        module = _EXPORTS[name]
-    except KeyError:
-        raise AttributeError(f"module 'robustness' has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
-
-
-class _Package(types.ModuleType):
-    """This package's module type: a submodule never hides the function it is named after.
-
-    Importing ``robustness.run`` (the module) binds it as the package attribute ``run``; the
-    public name is the function ``run`` it defines (likewise ``perturb`` and
-    ``format_search``), as when this file imported them eagerly.
-    """
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if isinstance(value, types.ModuleType) and _EXPORTS.get(name) == value.__name__:
-            value = getattr(value, name)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
+lazy_exports(__name__, _EXPORTS)

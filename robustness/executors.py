@@ -93,8 +93,29 @@ def _noise_floor(runner: Runner, *args: Any) -> dict[str, Any]:
     return noise_floor(runner, *args).to_dict()
 
 
+class _Measured:
+    """The noise floor of both executors, written once: measured where the runner's backend is
+    (:meth:`apply`: here, unless an executor runs it elsewhere)."""
+
+    def apply(self, runner: Runner, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(bare_runner, *args)`` where the backend of ``runner`` is."""
+        return fn(runner, *args)
+
+    def noise_floor(
+        self,
+        runner: Runner,
+        prompts: Sequence[Prompt],
+        labels: Sequence[Sequence[str]],
+        k: int,
+        rng: np.random.Generator,
+    ) -> dict[str, Any]:
+        labels = [list(lab) for lab in labels]
+        result: dict[str, Any] = self.apply(runner, _noise_floor, list(prompts), labels, k, rng)
+        return result
+
+
 @dataclass(frozen=True)
-class Local:
+class Local(_Measured):
     """Every model's backend in this process, one after the other.
 
     ``runner_factory`` opens a backend from a model config (default :func:`open_runner`).
@@ -108,16 +129,6 @@ class Local:
 
     def open(self, model: ModelConfig) -> Runner:
         return (self.runner_factory or open_runner)(model)
-
-    def noise_floor(
-        self,
-        runner: Runner,
-        prompts: Sequence[Prompt],
-        labels: Sequence[Sequence[str]],
-        k: int,
-        rng: np.random.Generator,
-    ) -> dict[str, Any]:
-        return _noise_floor(runner, prompts, labels, k, rng)
 
     def describe(self, runner: Runner) -> dict[str, Any] | None:
         return None
@@ -138,7 +149,7 @@ def default_gpus(model: ModelConfig, cluster_gpus: float) -> float:
 
 
 @dataclass(frozen=True)
-class Ray:
+class Ray(_Measured):
     """Each model's requests sharded over ``workers`` Ray actors, each holding the backend.
 
     Parameters
@@ -223,19 +234,13 @@ class Ray:
             options=options,
         )
 
-    def noise_floor(
-        self,
-        runner: Runner,
-        prompts: Sequence[Prompt],
-        labels: Sequence[Sequence[str]],
-        k: int,
-        rng: np.random.Generator,
-    ) -> dict[str, Any]:
+    def apply(self, runner: Runner, fn: Callable[..., Any], *args: Any) -> Any:
+        """On a worker for a Ray runner; here for a ready runner given to the run."""
         from robustness.runners.ray import RayRunner
 
-        if not isinstance(runner, RayRunner):  # a ready runner given to the run: measured here
-            return _noise_floor(runner, prompts, labels, k, rng)
-        return runner.apply(_noise_floor, list(prompts), [list(lab) for lab in labels], k, rng)
+        if not isinstance(runner, RayRunner):
+            return fn(runner, *args)
+        return runner.apply(fn, *args)
 
     def describe(self, runner: Runner) -> dict[str, Any] | None:
         from robustness.runners.ray import RayRunner

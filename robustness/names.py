@@ -15,6 +15,7 @@ from typing import Final
 
 __all__ = [
     "BACKENDS",
+    "CHAT_MODES",
     "DATASET_TYPES",
     "DTYPES",
     "EMBEDDED",
@@ -50,6 +51,9 @@ MODES: Final[tuple[str, ...]] = ("choice", "cloze", "generate")
 
 #: The model backends: transformers + torch, the offline vLLM engine, an OpenAI-compatible server.
 BACKENDS: Final[tuple[str, ...]] = ("hf", "vllm", "openai")
+
+#: Chat settings of a model: ``auto`` uses the chat template when the model has one.
+CHAT_MODES: Final[tuple[str, ...]] = ("auto", "always", "never")
 
 #: Weight dtypes a study may name; ``auto`` is bfloat16 on CUDA and float32 on the CPU.
 DTYPES: Final[tuple[str, ...]] = ("auto", "float32", "bfloat16", "float16")

@@ -3,7 +3,8 @@
 ``rb.run`` (and other long calls) take a ``progress(name, done, total)`` callback; when the
 caller gives none, :func:`auto_progress` provides one that draws a rich bar per name on a
 terminal or in Jupyter, and nothing at all when the output is a file, a pipe or a CI log. The
-CLI passes its own callback, so it keeps its own bars.
+CLI passes its own callback, drawn by the same :func:`progress_bars` with a rate column, shown
+whatever the output is.
 """
 
 from __future__ import annotations
@@ -17,13 +18,18 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
+    Task,
     TaskID,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.text import Text
 
-__all__ = ["ProgressCallback", "auto_progress", "interactive"]
+from robustness.text_safety import for_terminal
+
+__all__ = ["ProgressCallback", "RateColumn", "auto_progress", "interactive", "progress_bars"]
 
 #: ``progress(name, done, total)``: called as work completes.
 ProgressCallback = Callable[[str, int, int], None]
@@ -56,10 +62,33 @@ def auto_progress(
     if not interactive(console):
         yield None
         return
+    bars, update = progress_bars(console)
+    with bars:
+        yield update
+
+
+class RateColumn(ProgressColumn):
+    """Completed steps per second of a task, e.g. ``   12.5 prompts/s``."""
+
+    def __init__(self, unit: str) -> None:
+        super().__init__()
+        self.unit = unit
+
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text(f"      -  {self.unit}/s" if speed is None else f"{speed:7.1f} {self.unit}/s")
+
+
+def progress_bars(console: Console, unit: str | None = None) -> tuple[Progress, ProgressCallback]:
+    """A rich Progress on ``console`` and the ``progress(name, done, total)`` callback that
+    drives it: one bar per name (shown as terminal-safe text), with a ``unit``/s rate column
+    and an ETA label when ``unit`` is given. Draws only inside ``with progress:``."""
+    rate = [RateColumn(unit), TextColumn("ETA")] if unit else []
     bars = Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
+        *rate,
         TimeRemainingColumn(),
         TimeElapsedColumn(),
         console=console,
@@ -69,8 +98,7 @@ def auto_progress(
 
     def update(name: str, done: int, total: int) -> None:
         if name not in tasks:
-            tasks[name] = bars.add_task(escape(name), total=total)
+            tasks[name] = bars.add_task(escape(for_terminal(name, 60)), total=total)
         bars.update(tasks[name], completed=done, total=total)
 
-    with bars:
-        yield update
+    return bars, update

@@ -31,7 +31,8 @@ A study file is TOML::
     table = "results/types.parquet"
 
 Item files that need a column mapping (the keys of :func:`robustness.load_items`) are given as
-``[[items]]`` tables, which may stand beside ``[study] items``::
+``[[items]]`` tables, which may stand beside ``[study] items`` (both are read by
+:mod:`robustness.study_items`)::
 
     [[items]]
     path = "items/survey.csv"
@@ -51,24 +52,42 @@ key, so a typo never silently falls back to a default.
 
 from __future__ import annotations
 
-import difflib
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from robustness.answer_parser import CONFLICT_POLICIES
 from robustness.errors import StudyError
-from robustness.items import Item
-from robustness.loaders import ITEM_FIELDS, demo_items, load_items
-from robustness.names import BACKENDS, DATASET_TYPES, DTYPES, MODES
+from robustness.names import BACKENDS, CHAT_MODES, DTYPES, MODES
 from robustness.perturb import MAX_VARIANTS as PERTURB_MAX_VARIANTS
 from robustness.perturb import resolve_families
-from robustness.study_checks import MAX_INT, as_table, as_text, as_whole, check_parameter
+from robustness.study_checks import (
+    MAX_INT,
+    as_table,
+    as_text,
+    as_whole,
+    check_keys,
+    check_parameter,
+)
+from robustness.study_items import ItemSource, item_sources, load_study_items
 from robustness.text_safety import shown
 
-CHAT = ("auto", "always", "never")
+__all__ = [
+    "CHAT",
+    "MAX_SHOTS",
+    "MAX_VARIANTS",
+    "ItemSource",
+    "ModelConfig",
+    "StudyConfig",
+    "load_study",
+    "load_study_items",
+    "model",
+    "study_from_dict",
+]
+
+CHAT = CHAT_MODES
 #: Most variants per family and item: more is never a robustness study, and every variant
 #: costs model time (a family stops early when it runs out of distinct variants anyway).
 MAX_VARIANTS = PERTURB_MAX_VARIANTS
@@ -133,28 +152,6 @@ def model(model: str = "embedded", **kwargs: Any) -> ModelConfig:
     as_text(model, "model", what="path or id")
     kwargs.setdefault("name", "smollm2-135m" if model == "embedded" else Path(model).name)
     return ModelConfig(model=model, **kwargs)
-
-
-@dataclass(frozen=True)
-class ItemSource:
-    """One item file and how to read it: the keys of :func:`robustness.load_items`."""
-
-    path: str
-    mapping: Mapping[str, str | tuple[str, ...]] = field(default_factory=dict)
-    dataset: str | None = None
-    dataset_type: str | None = None
-    split: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"path": self.path}
-        if self.mapping:
-            out["mapping"] = {
-                k: v if isinstance(v, str) else list(v) for k, v in self.mapping.items()
-            }
-        out.update(
-            {k: getattr(self, k) for k in ("dataset", "dataset_type", "split") if getattr(self, k)}
-        )
-        return out
 
 
 @dataclass(frozen=True)
@@ -231,15 +228,6 @@ _SECTIONS = {
     "output": ("table", "cache"),
 }
 _MODEL_KEYS = tuple(f for f in ModelConfig.__dataclass_fields__ if f != "options")
-_SOURCE_KEYS = tuple(ItemSource.__dataclass_fields__)
-
-
-def _check_keys(where: str, given: Mapping[str, Any], known: Sequence[str], source: str) -> None:
-    for key in given:
-        if key not in known:
-            close = difflib.get_close_matches(str(key), known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(known)}."
-            raise StudyError(f"{source}: unknown key {shown(key)} in {where}{hint}")
 
 
 def _instruction(value: Any, source: str) -> str | None:
@@ -282,11 +270,11 @@ def study_from_dict(
 ) -> StudyConfig:
     """Build a :class:`StudyConfig` from parsed TOML (or any nested dict)."""
     as_table(data, source)
-    _check_keys("the file", data, ("study", "models", "output", "perturbations", "items"), source)
+    check_keys("the file", data, ("study", "models", "output", "perturbations", "items"), source)
     study = dict(as_table(data.get("study", {}), f"{source}: [study]"))
-    _check_keys("[study]", study, _SECTIONS["study"], source)
+    check_keys("[study]", study, _SECTIONS["study"], source)
     output = dict(as_table(data.get("output", {}), f"{source}: [output]"))
-    _check_keys("[output]", output, _SECTIONS["output"], source)
+    check_keys("[output]", output, _SECTIONS["output"], source)
     raw_families = study.get("families", "all")
     if not isinstance(raw_families, str) and not (
         isinstance(raw_families, list) and all(isinstance(f, str) for f in raw_families)
@@ -306,7 +294,7 @@ def study_from_dict(
                 f"{source}: [perturbations.{fam}] names a family the study does not run."
             )
         as_table(params, f"{source}: [perturbations.{fam}]")
-    sources = _item_sources(study.get("items", []), data.get("items", []), source)
+    sources = item_sources(study.get("items", []), data.get("items", []), source)
     models_raw = data.get("models") or [{}]
     if isinstance(models_raw, Mapping):
         models_raw = [models_raw]
@@ -315,7 +303,7 @@ def study_from_dict(
     models = []
     for i, m in enumerate(models_raw):
         m = as_table(m, f"{source}: [[models]] #{i + 1}")
-        _check_keys(
+        check_keys(
             f"[[models]] #{i + 1}",
             {k: v for k, v in m.items() if k != "options"},
             _MODEL_KEYS,
@@ -383,92 +371,3 @@ def study_from_dict(
         cache=cache,
         base_dir=str(base_dir),
     )
-
-
-def _item_sources(paths: Any, tables: Any, source: str) -> tuple[ItemSource, ...]:
-    """``[study] items`` (a path or a list of paths) and ``[[items]]`` tables, in that order.
-
-    ``[study] items`` may also hold tables, as :meth:`StudyConfig.to_dict` writes them, so a
-    stored configuration reads back.
-    """
-    if isinstance(paths, str):
-        paths = [paths]
-    if not isinstance(paths, list) or not all(isinstance(p, str | Mapping) for p in paths):
-        raise StudyError(
-            f"{source}: [study] items must be a path or a list of paths, got {shown(paths)}."
-        )
-    if isinstance(tables, Mapping):
-        tables = [tables]
-    if not isinstance(tables, list):
-        raise StudyError(f"{source}: [[items]] must be tables, got {shown(tables)}.")
-    out = []
-    labels = [f"[study] items #{i + 1}" for i in range(len(paths))]
-    labels += [f"[[items]] #{i + 1}" for i in range(len(tables))]
-    for label, raw in zip(labels, [*paths, *tables], strict=True):
-        if isinstance(raw, str):
-            out.append(ItemSource(raw))
-            continue
-        where = f"{source}: {label}"
-        entry = as_table(raw, where)
-        _check_keys(label, entry, _SOURCE_KEYS, source)
-        if "path" not in entry:
-            raise StudyError(f"{where} needs a path.")
-        path = as_text(entry["path"], f"{where} path")
-        mapping: dict[str, str | tuple[str, ...]] = {}
-        for key, column in as_table(entry.get("mapping", {}), f"{where} mapping").items():
-            if key not in ITEM_FIELDS:
-                raise StudyError(
-                    f"{where} mapping: unknown field {shown(key)}; map {', '.join(ITEM_FIELDS)}."
-                )
-            if isinstance(column, list) and key == "options":
-                if not column or not all(isinstance(c, str) for c in column):
-                    raise StudyError(f"{where} mapping options must list column names.")
-                mapping[key] = tuple(column)
-            else:
-                mapping[key] = as_text(column, f"{where} mapping {key}")
-        dataset_type = entry.get("dataset_type")
-        if dataset_type is not None:
-            as_text(dataset_type, f"{where} dataset_type", DATASET_TYPES)
-        for key in ("dataset", "split"):
-            if entry.get(key) is not None:
-                as_text(entry[key], f"{where} {key}")
-        out.append(
-            ItemSource(path, mapping, entry.get("dataset"), dataset_type, entry.get("split"))
-        )
-    return tuple(out)
-
-
-def load_study_items(config: StudyConfig) -> list[Item]:
-    """Every item of the study's sources, in order (the bundled demo items when it names none).
-
-    Item ids must be unique within a dataset and a dataset has one type across all sources,
-    as within one call of :func:`robustness.load_items`.
-    """
-    if not config.sources:
-        return demo_items()
-    items: list[Item] = []
-    seen: dict[tuple[str, str], str] = {}
-    kinds: dict[str, tuple[str, str]] = {}
-    for src in config.sources:
-        path = config.path(src.path)
-        for item in load_items(
-            path,
-            mapping=dict(src.mapping),
-            dataset=src.dataset,
-            dataset_type=src.dataset_type,
-            split=src.split,
-        ):
-            if item.key in seen and seen[item.key] != str(path):
-                raise StudyError(
-                    f"{path}: item {shown(item.item_id)} of dataset {shown(item.dataset)} is "
-                    f"also in {seen[item.key]}; give the files distinct dataset names."
-                )
-            seen[item.key] = str(path)
-            kind, first = kinds.setdefault(item.dataset, (item.dataset_type, str(path)))
-            if kind != item.dataset_type:
-                raise StudyError(
-                    f"{path}: dataset {shown(item.dataset)} is {item.dataset_type} here but "
-                    f"{kind} in {first}; give the two sets of items distinct dataset names."
-                )
-            items.append(item)
-    return items

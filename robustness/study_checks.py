@@ -7,6 +7,7 @@ instead of failing later inside a family or a backend.
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -14,7 +15,15 @@ from typing import Any
 from robustness.errors import StudyError
 from robustness.text_safety import shown
 
-__all__ = ["MAX_INT", "PARAMETER_RANGES", "as_table", "as_text", "as_whole", "check_parameter"]
+__all__ = [
+    "MAX_INT",
+    "PARAMETER_RANGES",
+    "as_table",
+    "as_text",
+    "as_whole",
+    "check_keys",
+    "check_parameter",
+]
 
 #: Seeds, counts and sizes are stored as 64-bit integers.
 MAX_INT = 2**63 - 1
@@ -81,3 +90,12 @@ def check_parameter(where: str, key: str, value: Any, default: Any) -> None:
         return
     if isinstance(default, str) and not isinstance(value, str):
         raise StudyError(f"{where} must be text, got {shown(value)}.")
+
+
+def check_keys(where: str, given: Mapping[str, Any], known: Sequence[str], source: str) -> None:
+    """Refuse a key of ``given`` that is not in ``known``, naming the closest known one."""
+    for key in given:
+        if key not in known:
+            close = difflib.get_close_matches(str(key), known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(known)}."
+            raise StudyError(f"{source}: unknown key {shown(key)} in {where}{hint}")

@@ -1,4 +1,5 @@
-"""Shared test setup: offline model hubs, quiet torch threads, and the shared data folder."""
+"""Shared test setup: offline model hubs, quiet torch threads, the shared data folder, and the
+fixtures several test files use (helpers that are not fixtures are in ``tests/helpers/``)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,14 @@ def shared_paths() -> list[Path]:
     return paths
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that reads ../shared/data through ``shared_items`` is marked ``shared_data``
+    (``make test-fast`` leaves it out), whether or not its file says so."""
+    for item in items:
+        if "shared_items" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.shared_data)
+
+
 @pytest.fixture(scope="session")
 def shared_items():
     import robustness as rb
@@ -42,3 +51,12 @@ def demo():
     import robustness as rb
 
     return rb.demo_items()
+
+
+@pytest.fixture(scope="session")
+def tiny_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A randomly initialised 1-layer Llama and a byte-level tokenizer, saved like any model
+    (built once per session; tests only read it)."""
+    from helpers.tiny import save_tiny_model
+
+    return save_tiny_model(tmp_path_factory.mktemp("tiny-model"))

@@ -57,6 +57,7 @@ def test_marginal_agreement_and_correlation_are_what_was_asked():
     assert calibrate_sigma(assumed_effects(0.7, 0.1, 0.0, ["framing"])) == 0.0
 
 
+@pytest.mark.slow  # 300 simulated GEE fits per term
 def test_type_one_error_at_a_null_gap_is_alpha():
     e = assumed_effects(0.75, 0.0, 0.2, ["option_order", "framing"])
     sims = 300
@@ -67,6 +68,7 @@ def test_type_one_error_at_a_null_gap_is_alpha():
     assert (res["n_failed"] == 0).all()
 
 
+@pytest.mark.slow  # 500 simulated GEE fits
 def test_one_observation_per_cluster_matches_the_two_proportion_power():
     p_obj, p_sub, n = 0.75, 0.6, ONE_CELL.items_per_dataset
     e = assumed_effects(p_sub, p_obj - p_sub, 0.0, ["paraphrase"])
@@ -99,6 +101,7 @@ def test_parallel_and_serial_give_the_same_numbers():
     assert list(serial["term"][:3]) == power_terms(e)[:3]
 
 
+@pytest.mark.slow  # a bisection of simulated power curves (about 10 s of CPU)
 def test_solve_items_finds_the_first_number_reaching_the_target():
     e = assumed_effects(0.5, 0.3, 0.0, ["framing"])
     d = Design(10, 1, 1, (1, 1))

@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 import pytest
-from oracle import oracle_answer
+from helpers.oracle import oracle_answer
 
 import robustness as rb
 from robustness.answers import answer_rows, rows_to_table

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest_runners import CHILD_LABELS, FakeRunner, child_prompts
+from helpers.fake_runner import CHILD_LABELS, FakeRunner, child_prompts
 
 from robustness.cache import Cache, CacheError, make_key
 
@@ -122,7 +122,7 @@ def test_foreign_or_future_files_are_refused(tmp_path: Path) -> None:
 
 def _writer(db: Path, n: int, batch_size: int, sleep: float) -> subprocess.Popen[str]:
     code = (
-        "import sys; sys.path.insert(0, sys.argv[1]); import conftest_runners as c; "
+        "import sys; sys.path.insert(0, sys.argv[1]); from helpers import fake_runner as c; "
         "c.child_main(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]))"
     )
     env = dict(os.environ, PYTHONPATH=str(ROOT))

@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest_runners import CHILD_LABELS, FakeRunner, child_prompts
+from helpers.fake_runner import CHILD_LABELS, FakeRunner, child_prompts
 
 from robustness.cache import Cache, CacheError
 from robustness.runners.cached import CachedRunner

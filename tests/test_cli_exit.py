@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest_runners import FakeRunner
+from helpers.fake_runner import FakeRunner
 from typer.testing import CliRunner
 
 import robustness  # noqa: F401  (loads robustness.run, which the fixture patches)

@@ -78,6 +78,34 @@ def test_the_lazy_package_lists_and_finds_every_public_name():
         rb.nope  # noqa: B018
 
 
+def test_lazy_exports_load_on_first_use_and_name_the_closest_public_name():
+    import importlib
+    import sys
+    import types
+
+    from robustness.lazy import LazyPackage, lazy_exports
+
+    package = types.ModuleType("lazy_probe")
+    sys.modules["lazy_probe"] = package
+    try:
+        lazy_exports("lazy_probe", {"sqrt": "math", "dumps": "json"})
+        assert isinstance(package, LazyPackage)
+        assert {"sqrt", "dumps"} <= set(dir(package)) and "_lazy_exports" not in dir(package)
+        assert "sqrt" not in vars(package)  # nothing loaded until read
+        assert package.sqrt(9.0) == 3.0 and "sqrt" in vars(package)
+        with pytest.raises(AttributeError, match=r"'lazy_probe' has no .*'dump'.*mean 'dumps'"):
+            package.dump  # noqa: B018
+        with pytest.raises(AttributeError, match=r"no attribute 'zzz'.*public names\.$"):
+            package.zzz  # noqa: B018
+        # binding the module that defines a public name keeps the public object
+        package.dumps = importlib.import_module("json")
+        assert package.dumps is importlib.import_module("json").dumps
+        package.other = importlib.import_module("json")  # any other module binds as usual
+        assert isinstance(package.other, types.ModuleType)
+    finally:
+        del sys.modules["lazy_probe"]
+
+
 # -- errors through the project's classes --------------------------------------------------------
 
 

@@ -19,13 +19,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from tiny_model import (
+from helpers.ray_runners import (
     FailingFactory,
     FailingRunner,
     PidIdentityFactory,
     SlowFactory,
     read_log,
-    save_tiny_model,
 )
 
 import robustness as rb
@@ -50,21 +49,16 @@ def ray_session():
 
 
 @pytest.fixture(scope="module")
-def folder(tmp_path_factory):
-    return save_tiny_model(tmp_path_factory.mktemp("tiny-ray"))
-
-
-@pytest.fixture(scope="module")
 def variants():
     return rb.perturb(rb.demo_items()[:6], families=FAMILIES, n=2, seed=0)
 
 
-def models(folder: Path, *modes: str) -> list[rb.ModelConfig]:
+def models(tiny_folder: Path, *modes: str) -> list[rb.ModelConfig]:
     extra = {"generate": {"max_new_tokens": 4}}
     names = {"choice": "c", "cloze": "z", "generate": "g"}
     return [
         rb.model(
-            str(folder),
+            str(tiny_folder),
             name=names[mode],
             mode=mode,
             batch_size=1,
@@ -76,10 +70,10 @@ def models(folder: Path, *modes: str) -> list[rb.ModelConfig]:
 
 
 @pytest.fixture(scope="module")
-def baseline(tmp_path_factory, folder, variants):
+def baseline(tmp_path_factory, tiny_folder, variants):
     """The single-process table and cache size for the three modes."""
     path = tmp_path_factory.mktemp("baseline") / "cache.sqlite"
-    table = rb.run(variants, models(folder, "choice", "cloze", "generate"), cache=path)
+    table = rb.run(variants, models(tiny_folder, "choice", "cloze", "generate"), cache=path)
     with Cache(path) as cache:
         counts = {
             kind: cache.count(kind) for kind in ("score_options", "loglikelihood", "generate")
@@ -121,13 +115,13 @@ def test_without_ray_the_error_says_how_to_install(monkeypatch, variants):
 
 @pytest.mark.slow
 def test_two_workers_give_the_single_process_table_in_every_mode(
-    ray_session, tmp_path, folder, variants, baseline
+    ray_session, tmp_path, tiny_folder, variants, baseline
 ):
     info: dict = {}
     seen: list[tuple[str, int, int]] = []
     table = rb.run(
         variants,
-        models(folder, "choice", "cloze", "generate"),
+        models(tiny_folder, "choice", "cloze", "generate"),
         cache=tmp_path / "ray.sqlite",
         info=info,
         noise_floor=4,
@@ -139,7 +133,7 @@ def test_two_workers_give_the_single_process_table_in_every_mode(
     assert list(table["variant_id"]) == list(want["variant_id"])  # the same order, too
     assert info["c"]["ray"]["sent"] == len(variants) and info["c"]["ray"]["shards"] >= 2
     local: dict = {}
-    rb.run(variants[:1], models(folder, "choice"), info=local)
+    rb.run(variants[:1], models(tiny_folder, "choice"), info=local)
     assert info["c"]["runner"] == local["c"]["runner"]  # the workers' identity keys the cache
     assert info["c"]["noise_floor"]["k"] == 4 and info["c"]["noise_floor"]["flips"] == 0
     assert "noise_floor" not in info["z"]  # choice mode only, as in run
@@ -151,7 +145,7 @@ def test_two_workers_give_the_single_process_table_in_every_mode(
 
 @pytest.mark.slow
 def test_a_sigkilled_worker_loses_nothing_and_a_repeat_sends_nothing(
-    ray_session, tmp_path, folder, variants, baseline
+    ray_session, tmp_path, tiny_folder, variants, baseline
 ):
     log_dir = tmp_path / "log"
     log_dir.mkdir()
@@ -176,7 +170,7 @@ def test_a_sigkilled_worker_loses_nothing_and_a_repeat_sends_nothing(
         raise AssertionError("no worker was inside a shard after the first shard finished")
 
     info: dict = {}
-    choice = models(folder, "choice")
+    choice = models(tiny_folder, "choice")
     table = rb.run(
         variants,
         choice,
@@ -220,11 +214,11 @@ def test_a_sigkilled_worker_loses_nothing_and_a_repeat_sends_nothing(
 
 
 @pytest.mark.slow
-def test_backend_errors_become_the_same_invalid_rows(ray_session, tmp_path, folder, variants):
+def test_backend_errors_become_the_same_invalid_rows(ray_session, tmp_path, tiny_folder, variants):
     from robustness.executors import open_runner
 
     marker = variants[0].item.question[:30]
-    choice = models(folder, "choice")
+    choice = models(tiny_folder, "choice")
     want = rb.run(variants, choice, runners={"c": FailingRunner(open_runner(choice[0]), marker)})
     got = rb.run(
         variants,
@@ -238,12 +232,14 @@ def test_backend_errors_become_the_same_invalid_rows(ray_session, tmp_path, fold
 
 
 @pytest.mark.slow
-def test_workers_with_different_identities_stop_the_run(ray_session, tmp_path, folder, variants):
+def test_workers_with_different_identities_stop_the_run(
+    ray_session, tmp_path, tiny_folder, variants
+):
     # the first worker's shards wait until the second one has opened the backend.
     with pytest.raises(RobustnessError, match="another runner identity"):
         rb.run(
             variants,
-            models(folder, "choice"),
+            models(tiny_folder, "choice"),
             cache=tmp_path / "c.sqlite",
             executor=Ray(
                 workers=2, shard_size=2, runner_factory=PidIdentityFactory(str(tmp_path), sleep=0.5)

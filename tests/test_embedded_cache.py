@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest_runners import tiny_model, tiny_tokenizer
+from helpers.tiny import tiny_model, tiny_tokenizer
 
 from robustness.runners import embedded
 

@@ -12,9 +12,9 @@ import json
 import math
 
 import pytest
+from helpers.oracle import assert_options_once, assert_round_trip
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from oracle import assert_options_once, assert_round_trip
 
 import robustness as rb
 from perturbations.base import FAMILY_ORDER, REGISTRY, family_rng, make_family

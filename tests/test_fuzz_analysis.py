@@ -2,7 +2,7 @@
 report or one of the project's errors in one line, never another exception; and what they write
 holds no control character, terminal escape or live markup from the table.
 
-The tables come from ``tests/hostile_tables.py``, which ``bench/fuzz.py --targets analysis``
+The tables come from ``tests/helpers/hostile_tables.py``, which ``bench/fuzz.py --targets analysis``
 runs as a larger seeded campaign. Each example runs the entry point of ``robustness analyze``
 (:func:`robustness.commands.analyze.analyze_table`: read the file, analyse, print the console
 summary, write the report) on a table written to disk.
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from hostile_tables import (
+from helpers.hostile_tables import (
     DrawChoices,
     analysis_options,
     hostile_table,

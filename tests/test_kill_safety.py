@@ -39,7 +39,7 @@ def make_study(folder: Path) -> Path:
 def child(study: Path, stall: str, sleep: float = 0.02) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(HERE.parent), "OMP_NUM_THREADS": "1"}
     return subprocess.Popen(
-        [sys.executable, str(HERE / "kill_child.py"), str(study), stall, str(sleep)],
+        [sys.executable, str(HERE / "helpers" / "kill_child.py"), str(study), stall, str(sleep)],
         stdout=subprocess.PIPE,
         text=True,
         env=env,

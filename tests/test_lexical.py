@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from oracle import assert_options_once, assert_round_trip
+from helpers.oracle import assert_options_once, assert_round_trip
 
 import robustness as rb
 from perturbations.base import family_rng, make_family
@@ -267,7 +267,7 @@ def test_registered_by_name():
 
 
 def oracle_round_trip(variant: Variant) -> None:
-    """The content oracle (tests/oracle.py) maps every option back through the identity map."""
+    """The content oracle (tests/helpers/oracle.py) maps every option back, identically."""
     assert variant.answer_map == {lab: i for i, lab in enumerate(variant.spec.labels)}
     assert_options_once(variant)
     assert_round_trip(variant)

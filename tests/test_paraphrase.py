@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-from oracle import assert_options_once, assert_round_trip
+from helpers.oracle import assert_options_once, assert_round_trip
 
 import robustness as rb
 from perturbations.base import family_rng, make_family
@@ -91,7 +91,7 @@ def _perturb(fam, item, seed=0, n=5, spec=None):
 
 
 def oracle_round_trip(variant: Variant) -> None:
-    """The project's content oracle (tests/oracle.py) maps every option back; the map is
+    """The project's content oracle (tests/helpers/oracle.py) maps every option back; the map is
     the identity, and each option appears once with its label in the rendered prompt."""
     assert variant.answer_map == {lab: i for i, lab in enumerate(variant.spec.labels)}
     assert_options_once(variant)

@@ -10,9 +10,9 @@ import re
 
 import pandas as pd
 import pytest
-from hostile_tables import CONTROL, unsafe_output
+from helpers.hostile_tables import CONTROL, unsafe_output
+from helpers.servers import KEY, KEY_ENV, EchoingServer
 from rich.console import Console
-from test_runners_openai import KEY, KEY_ENV, EchoingServer
 
 import robustness as rb
 from analyses.pipeline import analyze

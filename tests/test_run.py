@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from tiny_model import save_tiny_model
 from typer.testing import CliRunner
 
 import robustness as rb
@@ -20,12 +19,6 @@ from robustness.cli import app
 from robustness.table import read_metadata, read_table
 
 FAMILIES = ["option_order", "label_substitution", "formatting", "framing", "logical_equivalence"]
-
-
-@pytest.fixture(scope="module")
-def tiny_folder(tmp_path_factory) -> Path:
-    """A randomly initialised 1-layer Llama and a byte-level tokenizer, saved like any model."""
-    return save_tiny_model(tmp_path_factory.mktemp("tiny-model"))
 
 
 def study_file(
@@ -109,6 +102,7 @@ def cache_rows(path: Path) -> int:
         return 0
 
 
+@pytest.mark.slow  # two runs of a model in child processes (about 20 s of CPU)
 def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path, tiny_folder):
     exe = str(Path(sys.executable).with_name("robustness"))
     models = [{"name": "c", "batch_size": 1}]
@@ -319,7 +313,7 @@ def test_a_study_without_items_stops_before_loading_a_model(tmp_path):
 
 # ----------------------------------------------------------------- one loop, one contract
 def test_rb_run_is_silent_when_the_output_is_not_interactive(capfd):
-    from conftest_runners import FakeRunner
+    from helpers.fake_runner import FakeRunner
 
     variants = rb.perturb(rb.demo_items()[:2], families=["option_order"], n=2, seed=0)
     runner = FakeRunner(batch_size=2)
@@ -359,7 +353,7 @@ def test_the_progress_bar_draws_on_an_interactive_console_only():
 
 
 def test_runners_the_loop_opens_are_closed_and_every_runner_keeps_the_contract(tmp_path):
-    from conftest_runners import FakeRunner
+    from helpers.fake_runner import FakeRunner
 
     from robustness.executors import Local
     from robustness.runners import CachedRunner, Runner

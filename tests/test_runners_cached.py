@@ -7,7 +7,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest_runners import FakeRunner, tiny_runner
+from helpers.fake_runner import FakeRunner
+from helpers.tiny import tiny_runner
 
 from robustness.cache import Cache
 from robustness.runners import CachedRunner, Runner

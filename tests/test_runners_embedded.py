@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest_runners import tiny_model, tiny_tokenizer
+from helpers.tiny import tiny_model, tiny_tokenizer
 
 from robustness.errors import ModelError
 from robustness.runners import embedded, make_runner, noise_floor

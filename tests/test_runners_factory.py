@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest_runners import tiny_model, tiny_tokenizer
+from helpers.tiny import tiny_model, tiny_tokenizer
 
 from robustness.errors import ModelError
 from robustness.runners import Runner, make_runner

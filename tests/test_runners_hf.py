@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from conftest_runners import tiny_runner
+from helpers.tiny import tiny_runner
 
 from robustness.errors import ModelError
 from robustness.runners.hf import HFRunner

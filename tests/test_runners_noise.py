@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest_runners import FakeRunner, tiny_runner
+from helpers.fake_runner import FakeRunner
+from helpers.tiny import tiny_runner
 
 from robustness.cache import Cache
 from robustness.runners import CachedRunner, noise_floor

@@ -1,6 +1,6 @@
 """The openai backend against a real OpenAI-compatible server: ``transformers serve`` serving the
 embedded model on loopback (started once for the module), with a fault-injecting proxy in front
-of it where a test needs faults, counters or rewritten answers (``tests/servers.py``).
+of it where a test needs faults, counters or rewritten answers (``tests/helpers/servers.py``).
 
 What the real server does, and so what is tested where: ``transformers serve`` answers chat and
 completion requests but ignores ``logprobs``, ``top_logprobs`` and ``echo``. So generate mode runs
@@ -27,7 +27,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from servers import Fault, FaultProxy, ModelServer, free_port, mixed_faults, serving_folder
+from helpers.servers import (
+    KEY,
+    KEY_ENV,
+    EchoingServer,
+    Fault,
+    FaultProxy,
+    ModelServer,
+    free_port,
+    mixed_faults,
+    serving_folder,
+)
 
 import robustness as rb
 from robustness.cache import Cache
@@ -43,9 +53,6 @@ from robustness.runners.openai import (
 )
 from robustness.table import write_csv, write_parquet
 
-KEY_ENV = "ROBUSTNESS_TEST_OPENAI_KEY"
-#: A key distinctive enough that finding it anywhere means it leaked.
-KEY = "sk-rbtest-LEAKCANARY-5c9e1f0b7a2d4e6f"
 QUICK = {"backoff": 0.01, "max_backoff": 0.05}
 
 
@@ -597,66 +604,6 @@ def test_a_study_file_reaches_the_server_through_make_runner(
 
 
 # --------------------------------------------------------------------------- a key in the answer
-class EchoingServer:
-    """A careless OpenAI-compatible stub on loopback: every answer's text (and first listed
-    token) repeats the ``Authorization`` header it got, as a server that leaks it would."""
-
-    def __init__(self) -> None:
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                said = f"B, and your header was {self.headers.get('Authorization')}"
-                if self.path.endswith("/chat/completions"):
-                    choice: dict[str, Any] = {"message": {"role": "assistant", "content": said}}
-                    token = said.split(", and")[0]
-                    if body.get("logprobs"):
-                        choice["logprobs"] = {
-                            "content": [
-                                {
-                                    "token": token,
-                                    "logprob": -0.1,
-                                    "top_logprobs": [
-                                        {"token": said[12:], "logprob": -0.05},
-                                        {"token": "B", "logprob": -0.1},
-                                        {"token": "A", "logprob": -2.0},
-                                    ],
-                                }
-                            ]
-                        }
-                else:
-                    choice = {"text": said}
-                    if body.get("logprobs"):
-                        top = {said[12:]: -0.05, "B": -0.1, "A": -2.0}
-                        choice["logprobs"] = {"top_logprobs": [top], "tokens": ["B"]}
-                answer = json.dumps({"choices": [choice], "usage": {"completion_tokens": 3}})
-                data = answer.encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> EchoingServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
 def test_a_key_echoed_in_the_answer_text_is_stored_nowhere(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -9,8 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-import torch
-from conftest_runners import tiny_tokenizer
+from helpers.tiny import tiny_model, tiny_tokenizer
 
 import robustness as rb
 from robustness.answers import prompt_for
@@ -60,26 +59,8 @@ def test_a_row_never_shares_the_positions_it_reads() -> None:
 # --------------------------------------------------------------------- runners
 def long_runner(sharing: str = "auto", seed: int = 1, **kwargs: Any) -> HFRunner:
     """A tiny random Llama that accepts few-shot prompts (4096 positions), byte-level tokens."""
-    from transformers import LlamaConfig, LlamaForCausalLM
-
     tokenizer = tiny_tokenizer()
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=48,
-        intermediate_size=96,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=4096,
-        initializer_range=0.2,
-        tie_word_embeddings=False,
-        bos_token_id=None,
-        eos_token_id=2,
-        pad_token_id=None,
-    )
-    with torch.random.fork_rng():
-        torch.manual_seed(seed)
-        model = LlamaForCausalLM(config).eval()
+    model = tiny_model(len(tokenizer), seed, max_position_embeddings=4096)
     kwargs.setdefault("threads", 1)
     kwargs.setdefault("batch_size", 4)
     return HFRunner(

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import pytest
-from tiny_model import save_tiny_model
 
 from robustness.cache import Cache
 from robustness.errors import ModelError
@@ -196,22 +195,17 @@ def fake_vllm(monkeypatch):
 
 
 @pytest.fixture(scope="module")
-def folder(tmp_path_factory):
-    return save_tiny_model(tmp_path_factory.mktemp("tiny-vllm"))
-
-
-@pytest.fixture(scope="module")
-def hf(folder):
+def hf(tiny_folder):
     from robustness.runners import make_runner
 
-    return make_runner("hf", str(folder), batch_size=4, threads=1)
+    return make_runner("hf", str(tiny_folder), batch_size=4, threads=1)
 
 
-def make(folder, **kwargs):
+def make(tiny_folder, **kwargs):
     from robustness.runners.vllm import make_vllm_runner
 
     kwargs.setdefault("batch_size", 3)
-    return make_vllm_runner(str(folder), **kwargs)
+    return make_vllm_runner(str(tiny_folder), **kwargs)
 
 
 PROMPTS = [
@@ -239,11 +233,11 @@ def close(a: float, b: float, tol: float = 2e-5) -> bool:
 
 
 # ------------------------------------------------------------------------- tests
-def test_module_imports_without_vllm_and_says_how_to_install(monkeypatch, folder):
+def test_module_imports_without_vllm_and_says_how_to_install(monkeypatch, tiny_folder):
     monkeypatch.setitem(sys.modules, "vllm", None)  # `import vllm` now raises ImportError
     module = importlib.import_module("robustness.runners.vllm")
     for build in (
-        lambda: module.make_vllm_runner(str(folder)),
+        lambda: module.make_vllm_runner(str(tiny_folder)),
         lambda: module.VLLMRunner(object(), model_id="m"),
     ):
         with pytest.raises(ModelError) as err:
@@ -255,9 +249,9 @@ def test_module_imports_without_vllm_and_says_how_to_install(monkeypatch, folder
 
 @pytest.mark.parametrize("top_logprobs", [1, 20])
 def test_choice_scores_match_the_hf_runner_including_colliding_labels(
-    fake_vllm, folder, hf, top_logprobs
+    fake_vllm, tiny_folder, hf, top_logprobs
 ):
-    runner = make(folder, top_logprobs=top_logprobs)
+    runner = make(tiny_folder, top_logprobs=top_logprobs)
     got = runner.score_options(PROMPTS, LABELS)
     want = hf.score_options(PROMPTS, LABELS)
     for g, w in zip(got, want, strict=True):
@@ -282,9 +276,9 @@ def test_choice_scores_match_the_hf_runner_including_colliding_labels(
     assert all(s.max_tokens == 1 for s in exact)
 
 
-def test_named_token_logprobs_need_no_fallback_where_vllm_has_them(fake_vllm, folder, hf):
+def test_named_token_logprobs_need_no_fallback_where_vllm_has_them(fake_vllm, tiny_folder, hf):
     fake_vllm.SamplingParams = SamplingParamsWithIds
-    runner = make(folder, top_logprobs=1)
+    runner = make(tiny_folder, top_logprobs=1)
     assert runner.token_ids_supported
     got = runner.score_options(PROMPTS, LABELS)
     want = hf.score_options(PROMPTS, LABELS)
@@ -296,8 +290,8 @@ def test_named_token_logprobs_need_no_fallback_where_vllm_has_them(fake_vllm, fo
     assert all(s.logprob_token_ids for s in asked)
 
 
-def test_colliding_labels_cost_one_request_per_trie_node(fake_vllm, folder):
-    runner = make(folder, top_logprobs=20)
+def test_colliding_labels_cost_one_request_per_trie_node(fake_vllm, tiny_folder):
+    runner = make(tiny_folder, top_logprobs=20)
     runner.score_options([PROMPTS[0], PROMPTS[2]], [LABELS[0], LABELS[2]])
     first = FakeLLM.made[-1].calls[0]
     prompt_a = runner.encode_prompts([PROMPTS[0]])[0]
@@ -311,8 +305,8 @@ def test_colliding_labels_cost_one_request_per_trie_node(fake_vllm, folder):
     assert sorted(map(tuple, nodes)) == sorted(n for r in plan.reads for _, n, _ in r)
 
 
-def test_generate_and_loglikelihood_match_the_hf_runner(fake_vllm, folder, hf):
-    runner = make(folder)
+def test_generate_and_loglikelihood_match_the_hf_runner(fake_vllm, tiny_folder, hf):
+    runner = make(tiny_folder)
     got = runner.generate(PROMPTS, 5)
     want = hf.generate(PROMPTS, 5)
     assert [(g.text, g.n_tokens) for g in got] == [(w.text, w.n_tokens) for w in want]
@@ -324,8 +318,8 @@ def test_generate_and_loglikelihood_match_the_hf_runner(fake_vllm, folder, hf):
     assert got_ll[-1].n_tokens == 0 and got_ll[-1].logprob == 0.0
 
 
-def test_generate_drops_the_stop_token_vllm_keeps(fake_vllm, folder):
-    runner = make(folder)
+def test_generate_drops_the_stop_token_vllm_keeps(fake_vllm, tiny_folder):
+    runner = make(tiny_folder)
     eos = runner.tokenizer.eos_token_id
     hello = runner.tokenizer("hi", add_special_tokens=False)["input_ids"]
 
@@ -348,8 +342,8 @@ def test_generate_drops_the_stop_token_vllm_keeps(fake_vllm, folder):
     assert out[0].text == "hi" and out[3].text == "hi"
 
 
-def test_chunks_report_batches_and_feed_the_cache(fake_vllm, folder, tmp_path):
-    runner = make(folder, batch_size=3)
+def test_chunks_report_batches_and_feed_the_cache(fake_vllm, tiny_folder, tmp_path):
+    runner = make(tiny_folder, batch_size=3)
     seen: list[list[int]] = []
     prompts = [f"Question {i}? A or B. Answer:" for i in range(7)]
     runner.score_options(
@@ -366,9 +360,11 @@ def test_chunks_report_batches_and_feed_the_cache(fake_vllm, folder, tmp_path):
         assert cached.stats.hits == 7
 
 
-def test_engine_arguments_pass_through_and_identity_keeps_what_changes_numbers(fake_vllm, folder):
+def test_engine_arguments_pass_through_and_identity_keeps_what_changes_numbers(
+    fake_vllm, tiny_folder
+):
     runner = make(
-        folder,
+        tiny_folder,
         dtype="auto",
         tensor_parallel_size=2,
         max_model_len=512,
@@ -390,28 +386,28 @@ def test_engine_arguments_pass_through_and_identity_keeps_what_changes_numbers(f
     assert identity["revision"] and identity["chat"] == "auto" and identity["batch_size"] == 3
     assert runner.max_length == 512
     with pytest.raises(ModelError, match="'tokenizer' is set by the runner itself"):
-        make(folder, tokenizer="x")
+        make(tiny_folder, tokenizer="x")
     with pytest.raises(ModelError, match="device 'cpu' is not supported"):
-        make(folder, device="cpu")
+        make(tiny_folder, device="cpu")
     with pytest.raises(ModelError, match="unknown dtype"):
-        make(folder, dtype="int8")
+        make(tiny_folder, dtype="int8")
 
 
-def test_too_long_inputs_are_a_clear_error(fake_vllm, folder):
-    runner = make(folder, max_model_len=16)
+def test_too_long_inputs_are_a_clear_error(fake_vllm, tiny_folder):
+    runner = make(tiny_folder, max_model_len=16)
     with pytest.raises(ModelError, match="max_model_len 16"):
         runner.loglikelihood([("a short prompt", " and a response that is far too long")])
     with pytest.raises(ModelError):
         runner.score_options(["x" * 40], [["A", "B"]])
 
 
-def test_a_study_runs_through_the_vllm_runner_like_the_hf_runner(fake_vllm, folder, hf):
+def test_a_study_runs_through_the_vllm_runner_like_the_hf_runner(fake_vllm, tiny_folder, hf):
     import robustness as rb
 
     items = rb.demo_items()[:3]
     variants = rb.perturb(items, families=["option_order", "label_substitution"], n=2, seed=0)
-    model = rb.model(str(folder), name="m", mode="choice")
-    via_vllm = rb.run(variants, [model], runners={"m": make(folder, batch_size=8)})
+    model = rb.model(str(tiny_folder), name="m", mode="choice")
+    via_vllm = rb.run(variants, [model], runners={"m": make(tiny_folder, batch_size=8)})
     via_hf = rb.run(variants, [model], runners={"m": hf})
     assert via_vllm["answer"].tolist() == via_hf["answer"].tolist()
     for a, b in zip(via_vllm["option_probs"], via_hf["option_probs"], strict=True):

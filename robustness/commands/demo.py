@@ -15,8 +15,9 @@ from pathlib import Path
 from rich.console import Console
 
 from perturbations.base import FAMILY_ORDER
-from robustness.commands.run import progress_bars, summarise
+from robustness.commands.run import summarise
 from robustness.loaders import demo_items, per_dataset
+from robustness.progress import progress_bars
 from robustness.study import ModelConfig, StudyConfig
 from robustness.text_safety import for_console
 
@@ -47,7 +48,7 @@ def run_demo(out: str, mode: str, n_per_dataset: int, n_variants: int, seed: int
         f"[bold]robustness demo[/]: {len(items)} bundled items x 8 families x "
         f"{n_variants} variants, SmolLM2-135M-Instruct ({mode} mode) on the CPU"
     )
-    bars, update = progress_bars(console)
+    bars, update = progress_bars(console, unit="prompts")
     with bars:
         table, meta = run_study(
             config, items=items, progress=update, noise_floor=16 if mode == "choice" else 0

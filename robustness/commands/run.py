@@ -14,53 +14,11 @@ from typing import Any
 import pandas as pd
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
+from robustness.progress import progress_bars
 from robustness.run import run_study
 from robustness.study import load_study
 from robustness.text_safety import for_terminal
-
-
-class RateColumn(TextColumn):
-    """Prompts per second of a task."""
-
-    def __init__(self) -> None:
-        super().__init__("")
-
-    def render(self, task):  # type: ignore[no-untyped-def]
-        speed = task.finished_speed or task.speed
-        return "      -  prompts/s" if speed is None else f"{speed:7.1f} prompts/s"
-
-
-def progress_bars(console: Console) -> tuple[Progress, Any]:
-    """A rich Progress and the ``progress(model, done, total)`` callback that drives it."""
-    bars = Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        RateColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=False,
-    )
-    tasks: dict[str, TaskID] = {}
-
-    def update(model: str, done: int, total: int) -> None:
-        if model not in tasks:
-            tasks[model] = bars.add_task(escape(for_terminal(model, 60)), total=total)
-        bars.update(tasks[model], completed=done, total=total)
-
-    return bars, update
 
 
 def _error_rows(table: pd.DataFrame) -> pd.Series:
@@ -161,7 +119,7 @@ def run_command(
     did, see :func:`run_problems`)."""
     config = load_study(study)
     console = Console()
-    bars, update = progress_bars(console)
+    bars, update = progress_bars(console, unit="prompts")
     start = time.perf_counter()
     with bars:
         table, meta = run_study(

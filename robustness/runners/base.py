@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from robustness.errors import ModelError
+from robustness.names import CHAT_MODES
 
 #: A prompt: plain text, or chat messages ``[{"role": "user", "content": "..."}, ...]``.
 Prompt = str | Sequence[Mapping[str, str]]
@@ -203,3 +204,14 @@ def check_max_new_tokens(max_new_tokens: int) -> None:
         or max_new_tokens < 1
     ):
         raise ModelError(f"max_new_tokens must be at least 1, got {max_new_tokens!r}.")
+
+
+def chat_mode(chat: str | bool) -> str:
+    """The chat setting as one of ``CHAT_MODES`` (``True`` is always, ``False`` never)."""
+    if chat is True:
+        return "always"
+    if chat is False:
+        return "never"
+    if chat not in CHAT_MODES:
+        raise ModelError(f"unknown chat setting {chat!r}: use auto, always or never.")
+    return str(chat)

@@ -20,8 +20,9 @@ Elsewhere
 ---------
 Device, dtype, threads, Hub access and loading: ``torch_setup.py`` (float32 is the CPU default;
 ``identity()`` records dtype, device, batch size and prefix sharing, and they are part of every
-cache key). Label probabilities from next-token distributions: ``label_trie.py``; reading
-them and response log-likelihoods out of a batch's logits: ``readout.py``.
+cache key). Rendering and tokenising prompts, shared with vllm: ``encoding.py``. Label
+probabilities from next-token distributions: ``label_trie.py``; reading them and response
+log-likelihoods out of a batch's logits: ``readout.py``.
 
 ``loglikelihood`` tokenises prompt and response separately and concatenates the ids (the
 response is not merged into the prompt's last token), the usual convention for cloze scoring.
@@ -37,19 +38,18 @@ from typing import Any
 import torch
 
 from robustness.errors import ModelError
+from robustness.names import CHAT_MODES
 from robustness.runners.base import (
     BatchCallback,
     Generation,
     LogLikelihood,
     OptionScores,
     Prompt,
-    canonical_prompt,
-    check_label_sets,
-    check_labels,
     check_max_new_tokens,
 )
 from robustness.runners.batching import left_pad, length_batches, split_by_logits
-from robustness.runners.label_trie import LabelPlan, build_label_plan, combine_plan
+from robustness.runners.encoding import PromptEncoding
+from robustness.runners.label_trie import combine_plan
 from robustness.runners.prefix import PrefixScorer
 from robustness.runners.readout import read_label_passes, read_responses
 from robustness.runners.torch_setup import (
@@ -63,14 +63,13 @@ from robustness.runners.torch_setup import (
 
 __all__ = ["CHAT_MODES", "HFRunner", "folder_revision", "resolve_device"]
 
-CHAT_MODES = ("auto", "always", "never")
 #: Default padding cap on the CPU (see ``HFRunner``).
 CPU_MAX_PADDING = 0.25
 #: Prefix-sharing settings (see ``HFRunner``).
 PREFIX_SHARING = ("auto", "off")
 
 
-class HFRunner:
+class HFRunner(PromptEncoding):
     """A transformers causal LM behind the runner protocol (see the module docstring).
 
     ``max_padding`` caps the share of a row that may be padding within a batch: rows sorted by
@@ -106,19 +105,13 @@ class HFRunner:
             raise ModelError(f"prefix_sharing must be auto or off, got {prefix_sharing!r}.")
         if batch_size < 1:
             raise ModelError(f"batch_size must be at least 1, got {batch_size}.")
-        if chat is True:
-            chat = "always"
-        elif chat is False:
-            chat = "never"
-        if chat not in CHAT_MODES:
-            raise ModelError(f"unknown chat setting {chat!r}: use auto, always or never.")
+        max_length = int(getattr(model.config, "max_position_embeddings", 0) or 0) or None
+        self.setup_encoding(tokenizer, chat, model_id, max_length)
         self.threads = configure_threads(threads)
         self.model = model.eval()
-        self.tokenizer = tokenizer
         self.model_id = model_id
         self.revision = revision
         self.batch_size = batch_size
-        self.chat = str(chat)
         param = next(model.parameters())
         self.device = param.device
         self.dtype = param.dtype
@@ -129,16 +122,11 @@ class HFRunner:
         ):
             raise ModelError(f"max_padding must be in [0, 1), got {max_padding!r}.")
         self.max_padding = None if max_padding is None else float(max_padding)
-        self.has_chat_template = bool(getattr(tokenizer, "chat_template", None))
-        if self.chat == "always" and not self.has_chat_template:
-            raise ModelError(f"chat='always' was requested but {model_id} has no chat template.")
-        self.max_length = int(getattr(model.config, "max_position_embeddings", 0) or 0) or None
         pad = tokenizer.pad_token_id
         if pad is None:
             pad = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else 0
         self.pad_id = int(pad)
         self.eos_ids = eos_token_ids(model, tokenizer)
-        self._plans: dict[tuple[str, ...], LabelPlan] = {}
         self.prefix_sharing = prefix_sharing
         self.prefix = PrefixScorer(
             self.model,
@@ -213,59 +201,8 @@ class HFRunner:
             "torch": torch.__version__.split("+")[0],
         }
 
-    @property
-    def uses_chat(self) -> bool:
-        """Whether prompts should be chat messages: the model has a template, chat not off."""
-        return self.has_chat_template and self.chat != "never"
-
     def close(self) -> None:
         """Nothing to release: the model is freed with the runner."""
-
-    # ----------------------------------------------------------------- tokenisation
-    def render(self, prompt: Prompt) -> tuple[str, bool]:
-        """The prompt as the text the model sees, and whether special tokens must be added
-        when tokenising it (False when a chat template already wrote them).
-
-        Messages go through the chat template when the model has one and chat is not
-        ``"never"``; otherwise their contents are joined by blank lines. Text goes through the
-        template as one user message only with ``chat="always"``.
-        """
-        data = canonical_prompt(prompt)
-        use_template = self.has_chat_template and self.chat != "never"
-        if isinstance(data, str):
-            if self.chat == "always":
-                data = [{"role": "user", "content": data}]
-            else:
-                return data, True
-        if not use_template:
-            return "\n\n".join(m["content"] for m in data), True
-        text = self.tokenizer.apply_chat_template(data, tokenize=False, add_generation_prompt=True)
-        return str(text), False
-
-    def encode_prompts(self, prompts: Sequence[Prompt]) -> list[list[int]]:
-        """Token ids of each prompt as the model sees it; raises ModelError naming an empty or
-        too long prompt."""
-        rendered = [self.render(p) for p in prompts]
-        ids: list[list[int]] = [[] for _ in prompts]
-        for special in (True, False):
-            positions = [i for i, (_, s) in enumerate(rendered) if s is special]
-            if positions:
-                encoded = self.tokenizer(
-                    [rendered[i][0] for i in positions], add_special_tokens=special
-                )["input_ids"]
-                for i, row in zip(positions, encoded, strict=True):
-                    ids[i] = list(row)
-        for i, row in enumerate(ids):
-            if not row:
-                raise ModelError(f"prompt {i} is empty after tokenisation.")
-            if self.max_length is not None and len(row) > self.max_length:
-                raise ModelError(
-                    f"prompt {i} has {len(row)} tokens, more than the model's {self.max_length}."
-                )
-        return ids
-
-    def _encode_text(self, text: str) -> list[int]:
-        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     # ----------------------------------------------------------------- batching
     def batches(self, lengths: Sequence[int], batch_size: int | None = None) -> list[list[int]]:
@@ -334,9 +271,7 @@ class HFRunner:
         on_batch: BatchCallback | None = None,
     ) -> list[OptionScores]:
         """Next-token probability of each prompt's labels (see ``label_trie.py``)."""
-        check_label_sets(prompts, labels, "score_options")
-        plans = [self._plan(check_labels(lab, f"label set {i}")) for i, lab in enumerate(labels)]
-        ids = self.encode_prompts(prompts)
+        plans, ids = self.encode_label_sets(prompts, labels)
         jobs: list[tuple[int, int]] = []
         rows: list[list[int]] = []
         for i, plan in enumerate(plans):
@@ -379,13 +314,6 @@ class HFRunner:
 
         self.run_rows(rows, keeps, consume)
         return [r for r in results if r is not None]
-
-    def _plan(self, labels: tuple[str, ...]) -> LabelPlan:
-        plan = self._plans.get(labels)
-        if plan is None:
-            plan = build_label_plan(labels, self._encode_text)
-            self._plans[labels] = plan
-        return plan
 
     def generate(
         self,

@@ -53,6 +53,7 @@ from dataclasses import replace
 from typing import Any
 
 from robustness.errors import ModelError
+from robustness.names import CHAT_MODES
 from robustness.runners.base import (
     BatchCallback,
     Generation,
@@ -60,6 +61,7 @@ from robustness.runners.base import (
     OptionScores,
     Prompt,
     canonical_prompt,
+    chat_mode,
     check_label_sets,
     check_labels,
     check_max_new_tokens,
@@ -77,7 +79,6 @@ from robustness.runners.openai.transport import Transport
 
 __all__ = ["CHAT_MODES", "OpenAIRunner", "make_openai_runner"]
 
-CHAT_MODES = ("auto", "always", "never")
 #: Bump when the requests this runner sends change in a way that changes results.
 REQUEST_FORMAT = 1
 #: Keys shorter than this are not scrubbed from generated text (see "Secrets").
@@ -134,12 +135,7 @@ class OpenAIRunner:
     ) -> None:
         if not isinstance(model, str) or not model.strip():
             raise ModelError("the openai backend needs the server's model name as model.")
-        if chat is True:
-            chat = "always"
-        elif chat is False:
-            chat = "never"
-        if chat not in CHAT_MODES:
-            raise ModelError(f"unknown chat setting {chat!r}: use auto, always or never.")
+        chat = chat_mode(chat)
         _check_settings(
             {
                 "timeout": timeout,

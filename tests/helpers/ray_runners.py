@@ -1,12 +1,12 @@
-"""Helpers for the vLLM-adapter and Ray tests (imported by name; not a pytest conftest).
+"""Runners that record where and when they run, for the Ray tests (``test_distributed.py``).
 
-- ``save_tiny_model(folder)``: a randomly initialised 1-layer Llama and the byte-level tokenizer
-  of ``conftest_runners`` saved like any model folder, from a fixed seed;
-- ``SlowRunner`` / ``slow_factory``: a real runner from ``open_runner`` that sleeps per call and
-  writes which process runs which call into a folder, so the Ray test can SIGKILL a worker while
-  it is inside a shard and afterwards count how often each shard ran. Ray workers import this
-  module by name: ``robustness.runners.ray`` puts the driver's extra ``sys.path`` entries (the
-  tests folder, under pytest) on the local workers' ``PYTHONPATH``.
+``SlowRunner`` / ``SlowFactory``: a real runner from ``open_runner`` that sleeps per call and
+writes which process runs which call into a folder, so the Ray test can SIGKILL a worker while
+it is inside a shard and afterwards count how often each shard ran; ``FailingRunner`` /
+``FailingFactory`` fail on chosen calls; ``PidIdentityFactory`` gives each worker another
+identity. Ray workers import this module by name (``helpers.ray_runners``):
+``robustness.runners.ray`` puts the driver's extra ``sys.path`` entries (the tests folder, under
+pytest) on the local workers' ``PYTHONPATH``.
 """
 
 from __future__ import annotations
@@ -19,34 +19,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from conftest_runners import tiny_tokenizer
-
-
-def save_tiny_model(folder: Path, seed: int = 0) -> Path:
-    """Write the tiny model and tokenizer into ``folder`` (created) and return it."""
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    folder.mkdir(parents=True, exist_ok=True)
-    tokenizer = tiny_tokenizer()
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        num_key_value_heads=1,
-        max_position_embeddings=4096,
-        initializer_range=0.3,
-        tie_word_embeddings=False,
-        eos_token_id=2,
-    )
-    with torch.random.fork_rng():
-        torch.manual_seed(seed)
-        model = LlamaForCausalLM(config)
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
+__all__ = [
+    "FailingFactory",
+    "FailingRunner",
+    "PidIdentityFactory",
+    "SlowFactory",
+    "SlowRunner",
+    "read_log",
+]
 
 
 def _digest(data: Any) -> str:

@@ -1,10 +1,10 @@
 """A study run in a child process that a parent kills with SIGKILL (tests and bench/kill_safety).
 
-``python kill_child.py STUDY STALL`` runs ``STUDY`` with a deterministic fake runner (no model)
-and writes the Parquet table and its CSV copy. It prints ``batch`` after each stored batch and,
-with ``STALL`` set to ``parquet`` or ``csv``, writes part of that file, prints ``writing`` and
-waits, so the parent can kill it in the middle of writing the table. ``STALL`` ``none`` runs
-through and prints ``done``.
+``python tests/helpers/kill_child.py STUDY STALL`` runs ``STUDY`` with a deterministic fake runner
+(no model) and writes the Parquet table and its CSV copy. It prints ``batch`` after each stored
+batch and, with ``STALL`` set to ``parquet`` or ``csv``, writes part of that file, prints
+``writing`` and waits, so the parent can kill it in the middle of writing the table. ``STALL``
+``none`` runs through and prints ``done``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
+#: The tests folder, which holds the ``helpers`` package.
+TESTS = Path(__file__).resolve().parents[1]
 
 
 def _stall_parquet() -> None:
@@ -48,10 +49,9 @@ def _stall_csv() -> None:
 
 
 def main(study: str, stall: str, sleep: float = 0.02) -> None:
-    sys.path.insert(0, str(HERE))
-    from conftest_runners import FakeRunner
-
+    sys.path.insert(0, str(TESTS))
     import robustness as rb
+    from helpers.fake_runner import FakeRunner
 
     if stall == "parquet":
         _stall_parquet()

@@ -1,66 +1,5 @@
-"""The vLLM backend: the offline ``vllm.LLM`` engine behind the runner protocol.
-
-vLLM is an optional extra (``pip install 'robustness[vllm]'`` on a machine with a CUDA GPU).
-Importing this module never imports vllm; building a runner without it raises one ModelError
-that says how to install it.
-
-What is shared with the transformers backend
---------------------------------------------
-Everything that decides *what* is scored is the hf runner's own code, not a copy:
-prompt rendering and chat templates (``HFRunner.render`` and ``encode_prompts``, run here with
-the engine's tokenizer), label tokenisation and the token trie for labels whose spellings share
-a prefix (``build_label_plan``), and the combination of the read log-probabilities into label
-probabilities (``combine_plan``). Prompts reach the engine as token ids, so vLLM never
-tokenises anything and the two backends see identical inputs. Only the reading of log-probs
-differs, below.
-
-How each call maps onto the engine (decoding is always greedy: ``temperature=0``)
--------------------------------------------------------------------------------
-- ``score_options``: the label plan names, for every trie node (the plain prompt, and the prompt
-  extended by each shared prefix such as the space token before digits), the tokens whose
-  log-probability is needed. Each node is one request with ``max_tokens=1`` and
-  ``logprobs=top_logprobs`` (default 20, vLLM's default ``max_logprobs``); vLLM computes
-  log-probs from the raw logits, before any sampling adjustment. Where ``SamplingParams`` has
-  ``logprob_token_ids`` (recent vLLM; it is in 0.28), the request names the needed tokens and
-  vLLM returns exactly those, plus the sampled one. Otherwise it returns the top-k, and a needed
-  token missing from it is scored exactly by a second request: the node extended by that token,
-  with ``prompt_logprobs=1``, whose last prompt position holds log P(token | node). So every
-  number is exact, never a top-k bound. The fallback is not rare: after a chat template the
-  space-led spellings (" A") of SmolLM2's labels lie outside its top 20, which cost about five
-  extra prefills per four-label prompt (counted in ``exact_requests``). ``top_prob`` is the
-  greedy token's probability (the largest entry of the plain prompt's answer), as in the hf
-  runner.
-- ``loglikelihood``: prompt and response are tokenised separately and concatenated (the hf
-  convention); one request with ``prompt_logprobs=1`` gives log P(token | prefix) at every
-  prompt position, and the response positions are summed.
-- ``generate``: ``max_tokens=max_new_tokens``; the end-of-sequence or stop token that vLLM keeps
-  as the last output id is not counted, and the text is decoded from the ids with special tokens
-  skipped, as in the hf runner.
-
-Prompts are sent in chunks of ``batch_size`` (one ``LLM.generate`` call each; vLLM batches
-continuously inside a call). ``on_batch`` fires after each chunk, so the cache stores a chunk
-the moment it completes. On a GPU ``batch_size`` should be large (hundreds): it bounds what a
-crash can lose, not the GPU batch.
-
-Engine arguments
-----------------
-Every extra keyword (``tensor_parallel_size``, ``max_model_len``, ``gpu_memory_utilization``,
-``enforce_eager``, ``quantization`` ...) goes to ``vllm.LLM`` unchanged; a study file passes
-them in the model's ``options``. ``enable_prefix_caching`` defaults to False here: prompt
-log-probs and prefix caching were incompatible in early V1 releases and have had correctness
-bugs since, and exact numbers matter more to a robustness study than the speed-up. Set it to
-True in ``options`` to trade that back. ``dtype="auto"`` means bfloat16 (the toolkit's meaning
-of auto on a GPU), not vLLM's own auto, which would run float32 checkpoints in float16.
-Engine arguments that only change memory use or logging are left out of ``identity()`` (and so
-of cache keys); all others are in it, because kernels and batch shapes can move the last bits.
-
-Testing
--------
-There is no GPU on the development machines, so ``tests/test_runners_vllm.py`` injects a small
-fake ``vllm`` module that answers from a transformers model with vLLM's output structures. That
-tests this adapter (requests, reading of logprob dicts, the exact fallback, chunking, errors),
-not vLLM itself; ``bench/gpu_check.py`` compares the real engine with the hf backend on a GPU.
-"""
+"""The vLLM runner: :class:`VLLMRunner` over a ready ``vllm.LLM`` engine (see the package
+docstring for how each call maps onto the engine, and ``build.py`` for making the engine)."""
 
 from __future__ import annotations
 
@@ -68,7 +7,6 @@ import json
 import math
 import time
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from robustness.errors import ModelError
@@ -78,12 +16,18 @@ from robustness.runners.base import (
     LogLikelihood,
     OptionScores,
     Prompt,
-    check_label_sets,
-    check_labels,
     check_max_new_tokens,
 )
-from robustness.runners.hf import CHAT_MODES, HFRunner, folder_revision
+from robustness.runners.encoding import PromptEncoding
 from robustness.runners.label_trie import combine_plan
+
+__all__ = [
+    "DEFAULT_TOP_LOGPROBS",
+    "INSTALL_HINT",
+    "RESOURCE_ONLY_ARGS",
+    "VLLMRunner",
+    "import_vllm",
+]
 
 INSTALL_HINT = (
     "backend 'vllm' needs the vllm package, which is not installed here: run "
@@ -102,13 +46,6 @@ RESOURCE_ONLY_ARGS = frozenset(
         "seed",
     }
 )
-#: The toolkit's dtype names -> vLLM's (``auto`` is bfloat16 on a GPU, as in the hf runner).
-VLLM_DTYPES = {
-    "auto": "bfloat16",
-    "float32": "float32",
-    "bfloat16": "bfloat16",
-    "float16": "float16",
-}
 
 
 def import_vllm() -> Any:
@@ -118,16 +55,6 @@ def import_vllm() -> Any:
     except ImportError as err:
         raise ModelError(INSTALL_HINT) from err
     return vllm
-
-
-def _chat_mode(chat: str | bool) -> str:
-    if chat is True:
-        return "always"
-    if chat is False:
-        return "never"
-    if chat not in CHAT_MODES:
-        raise ModelError(f"unknown chat setting {chat!r}: use auto, always or never.")
-    return str(chat)
 
 
 def _jsonable(value: Any) -> Any:
@@ -143,7 +70,7 @@ def _logprob(entry: Any) -> float:
     return float(getattr(entry, "logprob", entry))
 
 
-class VLLMRunner:
+class VLLMRunner(PromptEncoding):
     """A ``vllm.LLM`` engine behind the runner protocol (see the module docstring).
 
     ``llm`` is a ready engine (``make_vllm_runner`` builds one from settings); ``engine_args``
@@ -151,13 +78,6 @@ class VLLMRunner:
     """
 
     backend = "vllm"
-
-    # The hf runner's tokenisation, used as is: these read only ``tokenizer``, ``chat``,
-    # ``has_chat_template``, ``max_length`` and ``_plans``, which this class sets alike.
-    render = HFRunner.render
-    encode_prompts = HFRunner.encode_prompts
-    _encode_text = HFRunner._encode_text
-    _plan = HFRunner._plan
 
     def __init__(
         self,
@@ -185,18 +105,13 @@ class VLLMRunner:
         self.batch_size = batch_size
         self.top_logprobs = top_logprobs
         self.engine_args = dict(engine_args or {})
-        self.chat = _chat_mode(chat)
-        self.tokenizer = llm.get_tokenizer()
-        self.has_chat_template = bool(getattr(self.tokenizer, "chat_template", None))
-        if self.chat == "always" and not self.has_chat_template:
-            raise ModelError(f"chat='always' was requested but {model_id} has no chat template.")
         config = getattr(getattr(llm, "llm_engine", None), "model_config", None)
-        self.max_length = int(getattr(config, "max_model_len", 0) or 0) or None
+        max_length = int(getattr(config, "max_model_len", 0) or 0) or None
+        self.setup_encoding(llm.get_tokenizer(), chat, model_id, max_length)
         self.token_ids_supported = self._accepts(logprob_token_ids=[0])
         self.exact_requests = 0
         eos = getattr(self.tokenizer, "eos_token_id", None)
         self.eos_ids = frozenset([int(eos)] if isinstance(eos, int) else [])
-        self._plans: dict[tuple[str, ...], Any] = {}
 
     def identity(self) -> dict[str, Any]:
         """Everything that determines this runner's numbers, JSON-able (used in cache keys)."""
@@ -215,11 +130,6 @@ class VLLMRunner:
             "engine": engine,
             "vllm": self.vllm_version,
         }
-
-    @property
-    def uses_chat(self) -> bool:
-        """Whether prompts should be chat messages: the model has a template, chat not off."""
-        return self.has_chat_template and self.chat != "never"
 
     def close(self) -> None:
         """Nothing to release: the model is freed with the runner."""
@@ -266,9 +176,7 @@ class VLLMRunner:
         on_batch: BatchCallback | None = None,
     ) -> list[OptionScores]:
         """Next-token probability of each prompt's labels (see the module docstring)."""
-        check_label_sets(prompts, labels, "score_options")
-        plans = [self._plan(check_labels(lab, f"label set {i}")) for i, lab in enumerate(labels)]
-        ids = self.encode_prompts(prompts)
+        plans, ids = self.encode_label_sets(prompts, labels)
         results: list[OptionScores] = []
         for chunk in self._chunks(len(prompts)):
             started = time.perf_counter()
@@ -407,71 +315,3 @@ class VLLMRunner:
             if on_batch is not None:
                 on_batch(chunk, done)
         return results
-
-
-def make_vllm_runner(
-    model: str,
-    *,
-    dtype: str = "auto",
-    batch_size: int = 256,
-    chat: str | bool = "auto",
-    device: str = "auto",
-    top_logprobs: int = DEFAULT_TOP_LOGPROBS,
-    **engine_args: Any,
-) -> VLLMRunner:
-    """Build a vLLM runner from plain settings (the shape a study file gives them).
-
-    ``model`` is ``"embedded"`` (the converted SmolLM2 folder the hf backend uses), a local model
-    folder, or a model id already in the local Hugging Face cache; nothing is downloaded unless
-    the user unset ``HF_HUB_OFFLINE``. ``dtype`` takes the toolkit's names (``auto`` is
-    bfloat16). ``device`` exists so study files written for the hf backend work: vLLM always
-    runs on the GPUs it is given, so only ``auto`` and ``cuda`` are accepted. Every other
-    keyword goes to ``vllm.LLM`` unchanged (``tensor_parallel_size=2``, ``max_model_len=4096``
-    ...). Raises ModelError with one sentence when vllm is missing or a setting is wrong.
-    """
-    vllm = import_vllm()
-    if dtype not in VLLM_DTYPES:
-        raise ModelError(f"unknown dtype {dtype!r}: use one of {', '.join(VLLM_DTYPES)}.")
-    if device not in ("auto", "cuda"):
-        raise ModelError(
-            f"backend 'vllm' runs on the GPUs it is given; device {device!r} is "
-            "not supported (use auto)."
-        )
-    model_id, revision, source = model, None, model
-    if model == "embedded":
-        from robustness.runners.embedded import MODEL_ID, ensure_converted
-
-        found = ensure_converted()
-        source, model_id, revision = str(found.path), f"embedded:{MODEL_ID}", found.gguf_sha256[:16]
-    else:
-        path = Path(model).expanduser()
-        if path.is_dir():
-            source, revision = str(path), folder_revision(path)
-        elif path.exists():
-            raise ModelError(f"model path {model!r} is a file; give the model's folder.")
-    reserved = sorted({"model", "tokenizer", "dtype"} & set(engine_args))
-    if reserved:
-        raise ModelError(
-            f"engine argument {reserved[0]!r} is set by the runner itself; give it "
-            "as the model's own setting instead."
-        )
-    engine_args.setdefault("enable_prefix_caching", False)
-    engine_args.setdefault("seed", 0)
-    cap = int(engine_args.get("max_logprobs", 0) or 0)
-    if cap > 0:  # vLLM refuses requests for more log-probs than its max_logprobs
-        top_logprobs = min(top_logprobs, cap)
-    vllm_dtype = VLLM_DTYPES[dtype]
-    try:
-        llm = vllm.LLM(model=source, tokenizer=source, dtype=vllm_dtype, **engine_args)
-    except (OSError, ValueError) as err:
-        raise ModelError(f"vLLM could not load model {model!r}: {err}") from err
-    return VLLMRunner(
-        llm,
-        model_id=model_id,
-        revision=revision,
-        dtype=vllm_dtype,
-        batch_size=batch_size,
-        chat=chat,
-        engine_args=engine_args,
-        top_logprobs=top_logprobs,
-    )

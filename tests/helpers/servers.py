@@ -5,7 +5,9 @@
   on a free loopback port with the hubs offline, waits for ``/health`` and stops it;
 - :class:`FaultProxy` is a small HTTP proxy on loopback in front of a real server that drops
   connections, answers 429/5xx, delays, or rewrites answers for a deterministic subset of
-  requests, counts what it did and what it saw, and checks the ``Authorization`` header.
+  requests, counts what it did and what it saw, and checks the ``Authorization`` header;
+- :class:`EchoingServer` is a careless OpenAI-compatible stub whose answers repeat the
+  ``Authorization`` header (:data:`KEY` is the canary key the tests look for).
 
 The embedded model is served from its converted folder, whose ``config.json`` names its
 architecture (``transformers serve`` picks the model class from ``architectures[0]``).
@@ -397,3 +399,67 @@ class FaultProxy:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+#: The environment variable the openai tests read their key from.
+KEY_ENV = "ROBUSTNESS_TEST_OPENAI_KEY"
+#: A key distinctive enough that finding it anywhere means it leaked.
+KEY = "sk-rbtest-LEAKCANARY-5c9e1f0b7a2d4e6f"
+
+
+class EchoingServer:
+    """A careless OpenAI-compatible stub on loopback: every answer's text (and first listed
+    token) repeats the ``Authorization`` header it got, as a server that leaks it would."""
+
+    def __init__(self) -> None:
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                said = f"B, and your header was {self.headers.get('Authorization')}"
+                if self.path.endswith("/chat/completions"):
+                    choice: dict[str, Any] = {"message": {"role": "assistant", "content": said}}
+                    token = said.split(", and")[0]
+                    if body.get("logprobs"):
+                        choice["logprobs"] = {
+                            "content": [
+                                {
+                                    "token": token,
+                                    "logprob": -0.1,
+                                    "top_logprobs": [
+                                        {"token": said[12:], "logprob": -0.05},
+                                        {"token": "B", "logprob": -0.1},
+                                        {"token": "A", "logprob": -2.0},
+                                    ],
+                                }
+                            ]
+                        }
+                else:
+                    choice = {"text": said}
+                    if body.get("logprobs"):
+                        top = {said[12:]: -0.05, "B": -0.1, "A": -2.0}
+                        choice["logprobs"] = {"top_logprobs": [top], "tokens": ["B"]}
+                answer = json.dumps({"choices": [choice], "usage": {"completion_tokens": 3}})
+                data = answer.encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> EchoingServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()

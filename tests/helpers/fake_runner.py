@@ -1,91 +1,20 @@
-"""Shared helpers for the runner and cache tests (imported by name; not a pytest conftest).
+"""A deterministic torch-free runner for the cache and run tests, and the cache writer process.
 
-- a tiny byte-level BPE tokenizer built in memory (no files, no network) whose merges mirror
-  SmolLM2's shape: " A" .. " D", " a" .. " d" and " i" are single tokens, while " 1" is the space
-  token then "1", "10" is "1" "0", "ii" is "i" "i" and Greek letters are two UTF-8 byte tokens,
-  so every kind of label collision occurs;
-- a tiny randomly initialised Llama built from a seed;
-- ``FakeRunner``, a deterministic torch-free runner for cache tests, and ``child_main``, the
-  writer process that the SIGKILL test kills.
+- ``FakeRunner``: results are hashes of the request; it batches like a real backend, can sleep
+  per batch and can fail after a number of batches;
+- ``child_prompts``, ``CHILD_LABELS`` and ``child_main``: the writer process that the SIGKILL
+  test of the cache kills (``test_cache.py``, ``test_cache_damage.py``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-import sys
 import time
 from collections.abc import Sequence
 from typing import Any
 
-SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
-CHAT_TEMPLATE = (
-    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
-    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
-)
-
-
-def tiny_tokenizer(chat_template: str | None = CHAT_TEMPLATE) -> Any:
-    """A byte-level BPE tokenizer with a handful of merges, as a transformers tokenizer."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-
-    vocab = {token: i for i, token in enumerate(SPECIALS)}
-    for char in sorted(pre_tokenizers.ByteLevel.alphabet()):
-        vocab[char] = len(vocab)
-    merges = [("Ġ", c) for c in "ABCDabcdi"]
-    for left, right in merges:
-        vocab[left + right] = len(vocab)
-    core = Tokenizer(models.BPE(vocab=vocab, merges=merges))
-    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    core.decoder = decoders.ByteLevel()
-    core.add_special_tokens(SPECIALS)
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=core, eos_token="<|im_end|>", pad_token="<|endoftext|>"
-    )
-    if chat_template is not None:
-        tokenizer.chat_template = chat_template
-    return tokenizer
-
-
-def tiny_model(vocab_size: int, seed: int = 0) -> Any:
-    """A 2-layer Llama with random weights drawn from a generator seeded with ``seed``."""
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    config = LlamaConfig(
-        vocab_size=vocab_size,
-        hidden_size=48,
-        intermediate_size=96,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=256,
-        initializer_range=0.2,
-        tie_word_embeddings=False,
-        bos_token_id=None,
-        eos_token_id=2,
-        pad_token_id=None,
-    )
-    with torch.random.fork_rng():
-        torch.manual_seed(seed)
-        model = LlamaForCausalLM(config)
-    return model.eval()
-
-
-def tiny_runner(seed: int = 0, chat_template: str | None = CHAT_TEMPLATE, **kwargs: Any) -> Any:
-    """An HFRunner over the tiny model and tokenizer (one thread, float32, CPU)."""
-    from robustness.runners.hf import HFRunner
-
-    tokenizer = tiny_tokenizer(chat_template)
-    kwargs.setdefault("threads", 1)
-    return HFRunner(
-        tiny_model(len(tokenizer), seed),
-        tokenizer,
-        model_id=f"tiny-{seed}",
-        revision="test",
-        **kwargs,
-    )
+__all__ = ["CHILD_LABELS", "FakeRunner", "child_main", "child_prompts"]
 
 
 def _unit(text: str, salt: str) -> float:
@@ -216,7 +145,3 @@ def child_main(db: str, n: int, batch_size: int, sleep: float) -> None:
         runner.score_options(prompts, [CHILD_LABELS] * n, on_batch=report)
         stats = runner.stats
         print(f"done hits={stats.hits} misses={stats.misses} calls={stats.model_calls}", flush=True)
-
-
-if __name__ == "__main__":
-    child_main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]))

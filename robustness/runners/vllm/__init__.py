@@ -1,0 +1,90 @@
+"""The vLLM backend: the offline ``vllm.LLM`` engine behind the runner protocol.
+
+vLLM is an optional extra (``pip install 'robustness[vllm]'`` on a machine with a CUDA GPU).
+Importing this module never imports vllm; building a runner without it raises one ModelError
+that says how to install it.
+
+What is shared with the transformers backend
+--------------------------------------------
+Everything that decides *what* is scored is the hf runner's own code, not a copy: prompt
+rendering and chat templates (``PromptEncoding.render`` and ``encode_prompts`` of
+``encoding.py``, run here with the engine's tokenizer), label tokenisation and the token trie
+for labels whose spellings share a prefix (``build_label_plan``), and the combination of the
+read log-probabilities into label probabilities (``combine_plan``). Prompts reach the engine as
+token ids, so vLLM never tokenises anything and the two backends see identical inputs. Only the
+reading of log-probs differs, below.
+
+How each call maps onto the engine (decoding is always greedy: ``temperature=0``)
+-------------------------------------------------------------------------------
+- ``score_options``: the label plan names, for every trie node (the plain prompt, and the prompt
+  extended by each shared prefix such as the space token before digits), the tokens whose
+  log-probability is needed. Each node is one request with ``max_tokens=1`` and
+  ``logprobs=top_logprobs`` (default 20, vLLM's default ``max_logprobs``); vLLM computes
+  log-probs from the raw logits, before any sampling adjustment. Where ``SamplingParams`` has
+  ``logprob_token_ids`` (recent vLLM; it is in 0.28), the request names the needed tokens and
+  vLLM returns exactly those, plus the sampled one. Otherwise it returns the top-k, and a needed
+  token missing from it is scored exactly by a second request: the node extended by that token,
+  with ``prompt_logprobs=1``, whose last prompt position holds log P(token | node). So every
+  number is exact, never a top-k bound. The fallback is not rare: after a chat template the
+  space-led spellings (" A") of SmolLM2's labels lie outside its top 20, which cost about five
+  extra prefills per four-label prompt (counted in ``exact_requests``). ``top_prob`` is the
+  greedy token's probability (the largest entry of the plain prompt's answer), as in the hf
+  runner.
+- ``loglikelihood``: prompt and response are tokenised separately and concatenated (the hf
+  convention); one request with ``prompt_logprobs=1`` gives log P(token | prefix) at every
+  prompt position, and the response positions are summed.
+- ``generate``: ``max_tokens=max_new_tokens``; the end-of-sequence or stop token that vLLM keeps
+  as the last output id is not counted, and the text is decoded from the ids with special tokens
+  skipped, as in the hf runner.
+
+Prompts are sent in chunks of ``batch_size`` (one ``LLM.generate`` call each; vLLM batches
+continuously inside a call). ``on_batch`` fires after each chunk, so the cache stores a chunk
+the moment it completes. On a GPU ``batch_size`` should be large (hundreds): it bounds what a
+crash can lose, not the GPU batch.
+
+Engine arguments
+----------------
+Every extra keyword (``tensor_parallel_size``, ``max_model_len``, ``gpu_memory_utilization``,
+``enforce_eager``, ``quantization`` ...) goes to ``vllm.LLM`` unchanged; a study file passes
+them in the model's ``options``. ``enable_prefix_caching`` defaults to False here: prompt
+log-probs and prefix caching were incompatible in early V1 releases and have had correctness
+bugs since, and exact numbers matter more to a robustness study than the speed-up. Set it to
+True in ``options`` to trade that back. ``dtype="auto"`` means bfloat16 (the toolkit's meaning
+of auto on a GPU), not vLLM's own auto, which would run float32 checkpoints in float16.
+Engine arguments that only change memory use or logging are left out of ``identity()`` (and so
+of cache keys); all others are in it, because kernels and batch shapes can move the last bits.
+
+One job per module
+------------------
+- ``runner.py``: :class:`VLLMRunner` (the requests of each call and the reading of their
+  log-probs); prompt rendering and tokenisation are the hf runner's, in ``../encoding.py``;
+- ``build.py``: :func:`make_vllm_runner` (model source, dtypes, engine arguments).
+
+Testing
+-------
+There is no GPU on the development machines, so ``tests/test_runners_vllm.py`` injects a small
+fake ``vllm`` module that answers from a transformers model with vLLM's output structures. That
+tests this adapter (requests, reading of logprob dicts, the exact fallback, chunking, errors),
+not vLLM itself; ``bench/gpu_check.py`` compares the real engine with the hf backend on a GPU.
+"""
+
+from __future__ import annotations
+
+from robustness.runners.vllm.build import VLLM_DTYPES, make_vllm_runner
+from robustness.runners.vllm.runner import (
+    DEFAULT_TOP_LOGPROBS,
+    INSTALL_HINT,
+    RESOURCE_ONLY_ARGS,
+    VLLMRunner,
+    import_vllm,
+)
+
+__all__ = [
+    "DEFAULT_TOP_LOGPROBS",
+    "INSTALL_HINT",
+    "RESOURCE_ONLY_ARGS",
+    "VLLM_DTYPES",
+    "VLLMRunner",
+    "import_vllm",
+    "make_vllm_runner",
+]
