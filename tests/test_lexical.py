@@ -116,6 +116,26 @@ def test_guards_skip_negations_digits_joined_words_and_option_words():
     assert _slot_words("Do not answer, student.", lexicon=lex) == ["student"]
 
 
+def test_task_word_allowed_only_inside_a_vetted_phrase_of_three_words():
+    """A task word ("following") may change inside a form of PHRASE (3) or more words,
+    never alone, in a two-word form, as the first word, or when negated or an option word."""
+    lex = small_lexicon(
+        "x\twhich_of_the_following\twhich_of_these\n"
+        "x\tthe_following\tthese\n"
+        "a\tfollowing\tnext\n"
+        "x\tfollowing_the_rule\tafter_the_rule\n"
+        "x\twhich_not_following\twhich_not_these"
+    )
+    text = (
+        "Which of the following is big? The following day, following the rule. Which not following"
+    )
+    assert _slot_words(text, lexicon=lex) == ["Which of the following"]
+    assert _slot_words(text, frozenset({"following"}), lexicon=lex) == []
+    assert default_lexicon().candidates("which")  # the packaged frame is reachable
+    real = find_slots("Which of the following is a gas?", default_lexicon(), frozenset())
+    assert real[0].word == "Which of the following" and "which of these" in real[0].synonyms
+
+
 def test_guards_allow_capitals_only_at_sentence_start():
     text = "Big Apple. Big student? Which is it: Which big one"
     # "Apple" mid-sentence is a name; "Big" and "Which" open sentences; "Which" after ':' too
