@@ -116,6 +116,26 @@ def test_guards_skip_negations_digits_joined_words_and_option_words():
     assert _slot_words("Do not answer, student.", lexicon=lex) == ["student"]
 
 
+def test_task_word_allowed_only_inside_a_vetted_phrase_of_three_words():
+    """A task word ("following") may change inside a form of PHRASE (3) or more words,
+    never alone, in a two-word form, as the first word, or when negated or an option word."""
+    lex = small_lexicon(
+        "x\twhich_of_the_following\twhich_of_these\n"
+        "x\tthe_following\tthese\n"
+        "a\tfollowing\tnext\n"
+        "x\tfollowing_the_rule\tafter_the_rule\n"
+        "x\twhich_not_following\twhich_not_these"
+    )
+    text = (
+        "Which of the following is big? The following day, following the rule. Which not following"
+    )
+    assert _slot_words(text, lexicon=lex) == ["Which of the following"]
+    assert _slot_words(text, frozenset({"following"}), lexicon=lex) == []
+    assert default_lexicon().candidates("which")  # the packaged frame is reachable
+    real = find_slots("Which of the following is a gas?", default_lexicon(), frozenset())
+    assert real[0].word == "Which of the following" and "which of these" in real[0].synonyms
+
+
 def test_guards_allow_capitals_only_at_sentence_start():
     text = "Big Apple. Big student? Which is it: Which big one"
     # "Apple" mid-sentence is a name; "Big" and "Which" open sentences; "Which" after ':' too
@@ -405,7 +425,7 @@ def test_demo_selection_has_lexical_variants_for_both_types(demo):
     """``make demo`` (12 items of each bundled dataset, two variants, seed 0): its agreement
     table counts an item only when it has two variants of the family (agreement needs two
     answers), so the number of items with two lexical variants is the number of items in
-    the family's rows: 14 objective and 21 subjective (of 24 each) measured; the quiz items
+    the family's rows: 15 objective and 21 subjective (of 24 each) measured; the quiz items
     left ("Which city is the capital of Japan?") have one safe change only."""
     from robustness.loaders import per_dataset
 
@@ -415,7 +435,7 @@ def test_demo_selection_has_lexical_variants_for_both_types(demo):
     one = Counter(it.dataset_type for it in items if made[it.item_id] >= 1)
     two = Counter(it.dataset_type for it in items if made[it.item_id] >= 2)
     assert one["objective"] > 20 and one["subjective"] > 20, one
-    assert two["objective"] >= 14 and two["subjective"] > 20, two
+    assert two["objective"] >= 15 and two["subjective"] > 20, two
     for v in variants:
         if v.category == "lexical_substitution":
             oracle_round_trip(v)

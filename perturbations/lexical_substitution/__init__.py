@@ -20,29 +20,44 @@ lexicon that WordNet calls antonyms or co-hyponyms (siblings under one hypernym)
 Measured on the 674 items of ../shared/data, default parameters, five variants, seed 0
 (``python bench/perturb.py --only-lexical``, which prints these tables). The lexicon was
 written looking only at the ``dev`` half of each dataset (``halves`` in bench/perturb.py:
-items sorted by id, permuted with seed 2026, first half), never at the ``held_out`` half:
+items sorted by id, permuted with seed 2026, first half), never at the ``held_out`` half;
+its eleventh and twelfth passes were chosen from sources independent of the items: the
+most frequent adverbs, adjectives and verbs of WordNet's SemCor counts without an entry
+(kept only where one substitute fits every common sense), contractions both ways ("it is"
+<-> "it's") and general exam and survey frames ("which of the following", "in your
+opinion", "how often", "argues that"):
 
 ==================  ==================  ==================  ==================
 items with          dev (337)           held_out (337)      all (674)
 ==================  ==================  ==================  ==================
->= 1 variant        88%                 77%                 82%
->= 3 variants       52%                 43%                 47%
+>= 1 variant        89%                 81%                 85%
+>= 3 variants       62%                 54%                 58%
 ==================  ==================  ==================  ==================
 
-By dataset (all items, >= 1 / >= 3): ARC 86/57%, MMLU 75/34%, Political Compass 82/42%,
-ValueBench 88/50%, WVS 77/57%. The items left out are mostly short questions without a
-form the lexicon can change safely ("Planets orbit", "Do you believe in heaven?",
-abstract algebra statements); the gap between the halves (88% vs 77%) measures how much
+(Before the eleventh pass: 88 / 77 / 82% and 52 / 43 / 47%.) By dataset (all items,
+>= 1 / >= 3): ARC 86/66%, MMLU 80/47%, Political Compass 84/53%, ValueBench 93/63%,
+WVS 78/58%. The items left out are mostly short questions without a form the lexicon can
+change safely ("Planets orbit", "Do you believe in heaven?", abstract algebra statements)
+and WVS questions whose key word is also in the scale's options ("How important is work
+in your life?" with "Very important", ...: option words are guarded); every item with one
+or two variants has a single replaceable form, so three variants need a form with three
+substitutes or a second form. The gap between the halves (89% vs 81%) measures how much
 of the list fits the items it was written against. So issue 10's targets (90% and 60%)
-are not reached: about 80% is what a lexicon that refuses sense-dependent words
-reaches here. In ``make demo`` (bundled items, two variants each) 23 of 24 objective
-and 21 of 24 subjective items get a lexical variant, but the agreement table counts an
-item only with two variants of a family: 14 objective and 21 subjective items.
+are not reached: about 85% is what a lexicon that refuses sense-dependent words reaches
+here. In ``make demo`` (bundled items, two variants each) 24 of 24 objective and 21 of
+24 subjective items get a lexical variant, but the agreement table counts an item only
+with two variants of a family: 15 objective and 21 subjective items (the quiz questions
+left, "Which city is the capital of Japan?", have one safe change).
+
+Of the guards, the option-word guard removes 23 slots on the dev half (it keeps "How
+important is ..." apart from its "Very important" scale) and leaves 4 dev items without
+any; it stays. The task-word guard is relaxed inside forms of three or more words
+(:data:`.slots.PHRASE`), so "which of the following" may become "which of these".
 
 Precision, judged by reading, one verdict and a reason per refusal
-(tests/fixtures/lexical_judged.jsonl; ``pytest tests/test_lexical.py``), in three
-random batches of the variants (default parameters, seed 0, five per item) of all 674
-items, each drawn from the lexicon as it was then:
+(tests/fixtures/lexical_judged.jsonl; ``pytest tests/test_lexical.py``), in random
+batches of the variants (default parameters, seed 0, five per item) of all 674 items,
+each drawn from the lexicon as it was then:
 
 - batch 1, 230 variants (seed 2026): 213 keep meaning and grammar, 92.6% (dev 95.4% of
   131, held_out 88.9% of 99);
@@ -50,11 +65,14 @@ items, each drawn from the lexicon as it was then:
   48, held_out 95.2% of 62);
 - batch 3, 40 variants (seed 2028) using the entries added after batch 2: 36 keep, 90.0%
   (dev 95.8% of 24, held_out 81.3% of 16);
-- all 380: 93.2% (dev 95.6% of 203, held_out 90.4% of 177).
+- batches 4-6, 150 variants (seeds 2029-2031) with a substitution the lexicon before
+  the eleventh pass could not make: 147 keep, 98.0% (dev 70 of 72, held_out 77 of 78;
+  all five datasets);
+- all 530: 94.5% (dev 96.0% of 275, held_out 92.9% of 255).
 
-The entries behind the 26 failures were then narrowed or removed; the test checks that
-none of the 26 is made any more and that at least 90% of the judged variants still made
-keep meaning and grammar (now 341 of 341).
+The entries behind the 29 failures were then narrowed or removed; the test checks that
+none of the 29 is made any more and that at least 90% of the judged variants still made
+keep meaning and grammar (now 442 of the 530 are made again, and all 442 keep).
 
 The sentence-embedding check of earlier versions (all-MiniLM-L6-v2 cosine of instruction
 + question before and after, 0.94) is kept as an option, ``threshold``, but is off by

@@ -3,8 +3,10 @@
 A form of the lexicon is replaceable at a place of a text when every one of its words
 
 - stands alone (no digit, hyphen, slash, bracket or apostrophe joined to it),
-- is no negation (:data:`NEGATIONS`), no word naming the task (:data:`TASK_WORDS`) and no
-  word of any option text (function words, :data:`FUNCTION_WORDS`, excepted),
+- is no negation (:data:`NEGATIONS`), no word naming the task (:data:`TASK_WORDS`; a
+  word after the first of a form of :data:`PHRASE` or more words excepted: the lexicon
+  vets such a frame as a whole) and no word of any option text (function words,
+  :data:`FUNCTION_WORDS`, excepted),
 - is lowercase, except a capitalised first word that opens a sentence (a capitalised
   word elsewhere is taken for a name),
 
@@ -23,6 +25,7 @@ __all__ = [
     "FUNCTION_WORDS",
     "NEGATIONS",
     "NOUN_CUES",
+    "PHRASE",
     "TASK_WORDS",
     "VERB_CUES",
     "Slot",
@@ -50,6 +53,11 @@ statement statements choice choices choose select correct incorrect true false r
 wrong agree agrees disagree disagrees agreement scale point points item items
 read say says tell following below above
 """)
+
+#: A form of at least this many words may hold a task word after its first word ("which of
+#: the following" -> "which of these"): the lexicon lists the phrase as a whole, so the word
+#: is changed only in that frame (the task-word guard still holds for the first word).
+PHRASE = 3
 
 #: A previous word that announces a noun (or its adjective), never a verb: "personal use".
 NOUN_CUES = _wordset("the a an my your his her its our their this these those of every each")
@@ -135,6 +143,11 @@ def _free(word: str, protected: frozenset[str]) -> bool:
     return lower not in NEGATIONS and lower not in TASK_WORDS and lower not in protected
 
 
+def _free_in_phrase(word: str, protected: frozenset[str]) -> bool:
+    """Like :func:`_free`, but a task word is allowed: the phrase is vetted as a whole."""
+    return word not in NEGATIONS and word not in protected
+
+
 def _match_words(text: str, tokens: list[re.Match[str]], i: int, n: int) -> bool:
     """True when tokens i..i+n-1 are lowercase-or-first words joined by single spaces."""
     if i + n > len(tokens):
@@ -177,7 +190,8 @@ def find_slots(text: str, lexicon: Lexicon, protected: frozenset[str]) -> list[S
             if not _match_words(text, tokens, i, n):
                 continue
             words = [t.group().lower() for t in tokens[i : i + n]]
-            if tuple(words) != entry.words or not all(_free(w, protected) for w in words[1:]):
+            free = _free_in_phrase if n >= PHRASE else _free
+            if tuple(words) != entry.words or not all(free(w, protected) for w in words[1:]):
                 continue
             end = tokens[i + n - 1].end()
             if end < len(text) and (text[end] not in _AFTER_OK or _possessive(text, end)):
