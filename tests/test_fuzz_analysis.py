@@ -64,6 +64,7 @@ def run_analysis(table: pd.DataFrame, folder: Path, choices: DrawChoices) -> Non
     assert unsafe_output(paths, console.getvalue()) is None
 
 
+@pytest.mark.slow  # 30 analyses with reports: about 20 s, run by `make test`, not test-fast
 @ANALYSIS
 @given(st.data())
 def test_any_small_table_gives_a_report_or_one_clean_error(data):
