@@ -20,6 +20,22 @@ from robustness.answer_parser._patterns import (
 from robustness.errors import ItemError
 
 
+# The only non-ASCII characters that re.IGNORECASE matches to ASCII ones.
+_ASCII_KIN = {"İ": "i", "ı": "i", "ſ": "s", "K": "k"}
+_ASCII_SPACES = "".join(c for c in map(chr, range(128)) if c.isspace())
+
+
+def _ascii_starts(firsts: set[str]) -> frozenset[str]:
+    """The lower-cased ASCII characters that match one of ``firsts`` under re.IGNORECASE.
+
+    A pattern whose every match starts with one of ``firsts`` cannot match at an ASCII
+    character whose lower case is not in the result: a test cheaper than the match itself.
+    """
+    out = {c.lower() for c in firsts if c.isascii()}
+    out.update(_ASCII_KIN[c] for c in firsts if c in _ASCII_KIN)
+    return frozenset(out)
+
+
 @dataclass(frozen=True)
 class _Labels:
     lookup: dict[str, int]  # surface (casefolded when `fold`) -> position
@@ -30,6 +46,14 @@ class _Labels:
     mention: re.Pattern[str]  # every label occurrence in running text
     list_line: re.Pattern[str]  # a line that starts like an option list entry
     inline: re.Pattern[str]  # a label written as a list entry inside a line: (B), B), B.
+    starts: frozenset[str]  # lower-cased ASCII characters a `head` match can start with
+
+    def head_at(self, text: str, pos: int) -> re.Match[str] | None:
+        """``head.match(text, pos)``, skipping the match where it cannot start."""
+        c = text[pos : pos + 1]
+        if not c or (c.isascii() and c.lower() not in self.starts):
+            return None
+        return self.head.match(text, pos)
 
     def position(self, surface: str) -> int | None:
         key = surface.casefold() if self.fold else surface
@@ -97,6 +121,7 @@ def _compile_labels(labels: tuple[str, ...]) -> _Labels:
         rf"[(\[]\s*(?P<w>{core})\s*[)\]]|{_LB}(?P<p>{core})\)|{_LB}(?P<d>{core})[.:](?= )",
         re.IGNORECASE,
     )
+    starts = {s[0] for s in surfaces | names} | set("([{<\"'" + _ASCII_SPACES)
     return _Labels(
         lookup,
         fold,
@@ -106,6 +131,7 @@ def _compile_labels(labels: tuple[str, ...]) -> _Labels:
         mention,
         list_line,
         inline,
+        _ascii_starts(starts),
     )
 
 
@@ -117,12 +143,13 @@ class _Options:
     labelish: frozenset[str]  # groups whose option text starts like a label ("B. first")
     disagree: int | None  # the one option that is a plain "Disagree", if any
     keys: tuple[str, ...] = ()  # lower-cased starts: every option match begins with one
+    starts: frozenset[str] = frozenset()  # lower-cased ASCII characters a match starts with
 
 
 _LABELISH = re.compile(r"[(\[]?\s*(?:[^\W\d_]|\d{1,2}|[ivxIVX]{1,4})\s*[.):\]]\s+\S")
 
 
-def _option_alternatives(text: str) -> list[tuple[int, str, str]]:
+def _option_alternatives(text: str) -> list[tuple[int, str, str, str]]:
     words = _clean(text).rstrip(".").split()
     if not words:
         return []
@@ -138,7 +165,8 @@ def _option_alternatives(text: str) -> list[tuple[int, str, str]]:
         body = r"\s+".join(re.escape(w).replace("'", "['’]") for w in form)
         left = r"(?<!\w)(?<!\d[.,])" if re.match(r"\w", form[0]) else ""
         right = r"(?!\w)(?![.,]\d)" if re.search(r"\w$", form[-1]) else ""
-        out.append((len(" ".join(form)), f"{left}{body}{right}", form[0].lower()[:3]))
+        first = form[0][0]
+        out.append((len(" ".join(form)), f"{left}{body}{right}", form[0].lower()[:3], first))
     return out
 
 
@@ -157,9 +185,11 @@ def _compile_options(options: tuple[str, ...]) -> _Options:
     weak: set[str] = set()
     labelish: set[str] = set()
     keys: set[str] = set()
+    firsts: set[str] = set()
     for pos, text in enumerate(options):
-        for k, (length, alt, key) in enumerate(_option_alternatives(text)):
+        for k, (length, alt, key, first) in enumerate(_option_alternatives(text)):
             keys.add(key)
+            firsts.update("'’" if first == "'" else first)
             name = f"o{pos}_{k}"
             groups[name] = pos
             alternatives.append((length, name, alt))
@@ -174,6 +204,7 @@ def _compile_options(options: tuple[str, ...]) -> _Options:
             groups[name] = mid
             alternatives.append((0, name, rf"(?<!\w){alias}(?!\w)"))
             keys.add(re.sub(r"[^a-z]", "", alias)[:2])
+            firsts.add(alias[0])
     plain = [p for p, o in enumerate(options) if _clean(o).rstrip(".").casefold() == "disagree"]
     disagree = plain[0] if len(plain) == 1 else None
     if not alternatives:
@@ -187,4 +218,5 @@ def _compile_options(options: tuple[str, ...]) -> _Options:
         frozenset(labelish),
         disagree,
         tuple(sorted(keys)),
+        _ascii_starts(firsts),
     )

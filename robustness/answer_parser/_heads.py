@@ -54,19 +54,18 @@ class _Heads:
         self._negations: list[tuple[int, int]] = []
         self.last_end = 0
         self._echo: bool | None = None
-        self._low = ""
-        self._words: frozenset[str] | None = None
         self._mentions: tuple[list, list] | None = None
         self._stops: list[int] | None = None
+        # the cue kinds whose words occur in the text (every parse asks for most of them)
+        self._low = low = text.casefold()
+        words = frozenset(HINT_WORD.findall(low))
+        self.hints = {kind for kind, hint in CUE_HINTS.items() if not hint.isdisjoint(words)}
+        if "verdict" not in self.hints and any(mark in text for mark in CHECK_MARKS):
+            self.hints.add("verdict")
 
     def hinted(self, kind: str) -> bool:
         """Whether the text has one of the words every match of cue ``kind`` contains."""
-        if self._words is None:
-            self._low = self.text.casefold()
-            self._words = frozenset(HINT_WORD.findall(self._low))
-        if kind == "verdict" and any(mark in self.text for mark in CHECK_MARKS):
-            return True
-        return not self._words.isdisjoint(CUE_HINTS[kind])
+        return kind in self.hints
 
     def negated(self, start: int) -> bool:
         """True when a negation precedes `start` in the same clause ("I do not really agree").
@@ -98,13 +97,20 @@ class _Heads:
 
         ``labelish`` says the option's own text starts like a label ("B. first").
         """
-        pattern = self.options.pattern
+        pattern, text, starts = self.options.pattern, self.text, self.options.starts
         if pattern is None:
             return None
-        for start in (pos, self._after(_ARTICLE, pos)):
+        c = text[pos : pos + 1]
+        if not c:
+            return None  # every option text has a character
+        plain = c.isascii()
+        for start in (pos, self._after(_ARTICLE, pos) if not plain or c in "tTaA" else None):
             if start is None:
                 continue
-            m = pattern.match(self.text, start)
+            c = text[start : start + 1]
+            if c.isascii() and c.lower() not in starts:
+                continue  # no option text starts with this character
+            m = pattern.match(text, start)
             if m and m.lastgroup:
                 if self.negated(m.start()):
                     return None
@@ -176,7 +182,7 @@ class _Heads:
         separator or the end. An option whose own text starts like a label and is written
         out in full ("B. first" shown as option A) is that option, not the label.
         """
-        m = self.labels.head.match(self.text, pos)
+        m = self.labels.head_at(self.text, pos)
         if not m:
             return []
         label_pos = self.labels.position(m.group("lab"))

@@ -71,7 +71,9 @@ _TRANSLATE = str.maketrans(
         "\u300d": '"',
     }
 )
-_SPACES = re.compile(r"[^\S\n]+")
+# A run of spaces other than one plain space (each run becomes one space): most answers
+# have none, and a substitution with no match returns the text as it is.
+_SPACES = re.compile(r"[^\S\n]{2,}|[^\S\n ]")
 
 _CLAUSE_BREAK = re.compile(
     r"[.,;:!?\n—–]|\b(?:but|however|although|though|yet|whereas|while)\b", re.IGNORECASE

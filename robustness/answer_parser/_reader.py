@@ -167,7 +167,7 @@ class _Reader(_Heads):
         line = text[text.rfind("\n", 0, m.start()) + 1 : m.start()].strip()
         if m.group()[0] in ".:)" and 0 < len(line) <= 4:
             return []  # "4. Madrid" ends a numbered list; it is not a closing answer
-        head = self.labels.head.match(text, pos)
+        head = self.labels.head_at(text, pos)
         if head and (not head.group("open") or head.group("close")):
             surface = head.group("lab")
             label = self.labels.position(surface)
@@ -189,7 +189,7 @@ class _Reader(_Heads):
             return self.answer_at(qa.end())
         heads = self.label_at(pos, opening=True)
         if not heads:  # "B or C, I can't decide": a list needs no separator after its first
-            m = self.labels.head.match(self.text, pos)
+            m = self.labels.head_at(self.text, pos)
             label = self.labels.position(m.group("lab")) if m else None
             chain = _CHAIN.match(self.text, m.end()) if m and label is not None else None
             if (
