@@ -181,12 +181,12 @@ from functools import lru_cache
 from robustness.answer_parser._compile import _compile_labels, _compile_options
 from robustness.answer_parser._patterns import (
     _CJK_CHAR,
-    _REFUSAL_RE,
     _THINK_END,
     _THINK_TAG,
     MAX_CHARS,
     _bare_label,
     _clean,
+    _refusal,
 )
 from robustness.answer_parser._reader import LABEL, LISTED, TEXT, _Reader
 from robustness.errors import ItemError
@@ -403,6 +403,8 @@ def _parse_text(
     decided = _decide(_commitment(clear + corrected, cut), labels, conflict)
     if decided is not None:
         return decided
-    if (reader.hinted("refusal") or _CJK_CHAR.search(text)) and _REFUSAL_RE.search(text):
+    if (reader.hinted("refusal") or _CJK_CHAR.search(text)) and _refusal(
+        text, reader._low, reader.words
+    ):
         return _REFUSAL
     return _decide(reader.mentions()[1], labels, conflict) or _NO_LABEL

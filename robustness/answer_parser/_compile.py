@@ -19,7 +19,6 @@ from robustness.answer_parser._patterns import (
 )
 from robustness.errors import ItemError
 
-
 # The only non-ASCII characters that re.IGNORECASE matches to ASCII ones.
 _ASCII_KIN = {"İ": "i", "ı": "i", "ſ": "s", "K": "k"}
 _ASCII_SPACES = "".join(c for c in map(chr, range(128)) if c.isspace())
