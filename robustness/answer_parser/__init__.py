@@ -403,8 +403,7 @@ def _parse_text(
     decided = _decide(_commitment(clear + corrected, cut), labels, conflict)
     if decided is not None:
         return decided
-    if (reader.hinted("refusal") or _CJK_CHAR.search(text)) and _refusal(
-        text, reader._low, reader.words
-    ):
+    cjk = not reader.ascii and _CJK_CHAR.search(text)
+    if (reader.hinted("refusal") or cjk) and _refusal(text, reader._low, reader.words):
         return _REFUSAL
     return _decide(reader.mentions()[1], labels, conflict) or _NO_LABEL

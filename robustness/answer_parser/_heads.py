@@ -6,6 +6,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterator
 
+from robustness.answer_parser import _ascii
 from robustness.answer_parser._compile import _Labels, _Options
 from robustness.answer_parser._patterns import (
     _ARTICLE,
@@ -61,6 +62,8 @@ class _Heads:
         self._stops: list[int] | None = None
         # the cue kinds whose words occur in the text (every parse asks for most of them)
         self._low = low = text.casefold()
+        # an ASCII text is scanned lower-cased, with the patterns of _ascii
+        self.ascii = text.isascii()
         self.words = words = frozenset((_ASCII_WORD if low.isascii() else HINT_WORD).findall(low))
         self.hints = {kind for kind, hint in CUE_HINTS.items() if not hint.isdisjoint(words)}
         if "verdict" not in self.hints and any(mark in text for mark in CHECK_MARKS):
@@ -77,11 +80,14 @@ class _Heads:
         breaks and negations of the text are found once (linear in the text's length).
         """
         if self._breaks is None:
-            self._negations = [(m.start(), m.end()) for m in _NEGATION.finditer(self.text)]
-            self._neg_starts = [s for s, _ in self._negations]
-            self._breaks = (
-                [m.end() for m in _CLAUSE_BREAK.finditer(self.text)] if self._negations else []
+            text, negation, clause_break = (
+                (self._low, _ascii.NEGATION, _ascii.CLAUSE_BREAK)
+                if self.ascii
+                else (self.text, _NEGATION, _CLAUSE_BREAK)
             )
+            self._negations = [(m.start(), m.end()) for m in negation.finditer(text)]
+            self._neg_starts = [s for s, _ in self._negations]
+            self._breaks = [m.end() for m in clause_break.finditer(text)] if self._negations else []
         if not self._negations:
             return False
         k = bisect_right(self._breaks, start)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 
+from robustness.answer_parser import _ascii
 from robustness.answer_parser._heads import (
     LABEL,
     LISTED,
@@ -42,6 +43,14 @@ from robustness.answer_parser._patterns import (
 
 __all__ = ["LABEL", "LISTED", "PLAIN", "TEXT", "_Reader"]
 
+# cue kind, pattern, the pattern for a lower-cased ASCII text (re.IGNORECASE: same matches)
+_CUES = (
+    ("cue", _CUE, _ascii.CUE),
+    ("other", _CUE_OTHER, _CUE_OTHER),
+    ("hedge", _HEDGE_CUE, _ascii.HEDGE_CUE),
+    ("conclusion", _CONCLUSION, _ascii.CONCLUSION),
+)
+
 
 class _Reader(_Heads):
     """One parse: the heads of :class:`_Heads` and the statements and mentions built on them."""
@@ -54,30 +63,24 @@ class _Reader(_Heads):
         "I don't agree" is the scale's plain Disagree where it has exactly one.
         """
         out: list[tuple[int, int, int]] = []
-        patterns = [
-            pattern
-            for kind, pattern in (
-                ("cue", _CUE),
-                ("other", _CUE_OTHER),
-                ("hedge", _HEDGE_CUE),
-                ("conclusion", _CONCLUSION),
-            )
-            if self.hinted(kind)
-        ]
-        if _CJK_CHAR.search(self.text):
+        fast = self.ascii  # an ASCII text is scanned lower-cased, with the patterns of _ascii
+        text = self._low if fast else self.text
+        hints = self.hints
+        patterns = [ascii_ if fast else model for kind, model, ascii_ in _CUES if kind in hints]
+        if not fast and _CJK_CHAR.search(text):
             patterns.append(_CUE_CJK)
         for pattern in patterns:
-            for k, m in enumerate(pattern.finditer(self.text)):
+            for k, m in enumerate(pattern.finditer(text)):
                 if k == MAX_STATEMENTS:
                     break
                 out.extend(self.answer_at(m.end()))
-        if self.hinted("stance"):
-            for k, m in enumerate(_STANCE.finditer(self.text)):
+        if "stance" in hints:
+            for k, m in enumerate((_ascii.STANCE if fast else _STANCE).finditer(text)):
                 if k == MAX_STATEMENTS:
                     break
                 out.extend(self.answer_at(m.end(), labels_too=False))
         if self.options.disagree is not None and "agree" in self._low:
-            for m in _NEG_AGREE.finditer(self.text):
+            for m in (_ascii.NEG_AGREE if fast else _NEG_AGREE).finditer(text):
                 out.append((self.options.disagree, m.start(), PLAIN))
         return out
 
@@ -95,7 +98,10 @@ class _Reader(_Heads):
         if not self.hinted("correction"):
             return cut, hits
         offsets = sorted(off for _, off, _ in clear)
-        for k, m in enumerate(_CORRECTION.finditer(self.text)):
+        scan = (
+            _ascii.CORRECTION.finditer(self._low) if self.ascii else _CORRECTION.finditer(self.text)
+        )
+        for k, m in enumerate(scan):
             if k == MAX_STATEMENTS:
                 break
             after = _CORRECTION_SKIP.match(self.text, m.end()).end()  # type: ignore[union-attr]
