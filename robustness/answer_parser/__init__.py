@@ -384,7 +384,7 @@ def parse_answer(
         raw = raw.decode("utf-8", errors="replace")
     if not isinstance(raw, str):
         return _EMPTY if raw is None or raw != raw else _NO_LABEL
-    if not raw.strip():
+    if not raw or raw.isspace():
         return _EMPTY
     return _parse_text(_clean(_after_reasoning(raw)), labels, options, conflict)
 

@@ -31,6 +31,13 @@ from robustness.answer_parser._patterns import (
 # HINT_WORD on a casefolded ASCII text (a scan faster than HINT_WORD's)
 _ASCII_WORD = re.compile("[a-z]+")
 
+# the cue kinds (CUE_HINTS) each hint word belongs to
+_HINT_KINDS: dict[str, frozenset[str]] = {
+    word: frozenset(kind for kind, words in CUE_HINTS.items() if word in words)
+    for word in frozenset().union(*CUE_HINTS.values())
+}
+_HINT_WORDS = frozenset(_HINT_KINDS)
+
 #: Hit roles: a plain hit, the label side or the text side of a label that came with another
 #: option's text ("B. Agree" where B showed Disagree), and a hit from a list of labels.
 PLAIN, LABEL, TEXT, LISTED = 0, 1, 2, 4
@@ -65,9 +72,12 @@ class _Heads:
         # an ASCII text is scanned lower-cased, with the patterns of _ascii
         self.ascii = text.isascii()
         self.words = words = frozenset((_ASCII_WORD if low.isascii() else HINT_WORD).findall(low))
-        self.hints = {kind for kind, hint in CUE_HINTS.items() if not hint.isdisjoint(words)}
-        if "verdict" not in self.hints and any(mark in text for mark in CHECK_MARKS):
-            self.hints.add("verdict")
+        self.hints: set[str] = set()
+        hints = self.hints
+        for word in words & _HINT_WORDS:
+            hints |= _HINT_KINDS[word]
+        if not self.ascii and any(mark in text for mark in CHECK_MARKS):
+            hints.add("verdict")
 
     def hinted(self, kind: str) -> bool:
         """Whether the text has one of the words every match of cue ``kind`` contains."""

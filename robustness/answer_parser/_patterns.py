@@ -98,6 +98,8 @@ _STRICT_END = re.compile(
 # Where sentences end: a mention in a sentence ending in "?" is asked about, not named.
 _SENTENCE_STOP = re.compile(r"[.!?\n]")
 _LAST_SENTENCE = re.compile(r"(?:[.!?:;\n]|\s[-–—])[^.!?:;\n]{1,40}[.!?]*\s*$")
+# What opens the last sentence before its first word: spaces, sentence marks and dashes.
+_CLOSING_LEAD = re.compile(r"[\s.!?:;\-–—]*")
 _CLOSING_TRIM = re.compile(r"[\s\"'(\[]*(.*?)[\s\"')\].!]*$", re.DOTALL)
 # What may follow a strict label at the opening: nothing more on its line.
 _LINE_END = re.compile(r"[^\S\n]*[.:!]?[^\S\n]*(?:$|\n)")

@@ -18,6 +18,7 @@ from robustness.answer_parser._patterns import (
     _BRACKETED,
     _CHAIN,
     _CJK_CHAR,
+    _CLOSING_LEAD,
     _CONCLUSION,
     _CORRECTION,
     _CORRECTION_SKIP,
@@ -144,7 +145,8 @@ class _Reader(_Heads):
             if len(listed - {None}) >= 2:
                 return True
         first_line = self.text.split("\n", 1)[0]
-        if sum(first_line.count(c) for c in ").]:") < 3:
+        marks = first_line.count(")") + first_line.count(".") + first_line.count("]")
+        if marks + first_line.count(":") < 3:
             return False  # three list entries need three closing marks
         inline = {
             self.labels.position(m.group(m.lastgroup))
@@ -163,9 +165,7 @@ class _Reader(_Heads):
         m = _LAST_SENTENCE.search(text, max(0, len(text) - 48))
         if m is None or self.is_echo():
             return []
-        pos = m.start()
-        while pos < len(text) and (text[pos].isspace() or text[pos] in ".!?:;-–—"):
-            pos += 1
+        pos = _CLOSING_LEAD.match(text, m.start()).end()  # type: ignore[union-attr]
         rest = text[pos:].rstrip(" .!\"')]")
         if not rest:
             return []
