@@ -46,6 +46,9 @@ class _Labels:
     list_line: re.Pattern[str]  # a line that starts like an option list entry
     inline: re.Pattern[str]  # a label written as a list entry inside a line: (B), B), B.
     starts: frozenset[str]  # lower-cased ASCII characters a `head` match can start with
+    # `mention`, `list_line`, `inline` for a lower-cased ASCII text, matched case-sensitively
+    # (the same matches; None for a label set matched case-sensitively: no such pattern)
+    ascii: tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]] | None
 
     def head_at(self, text: str, pos: int) -> re.Match[str] | None:
         """``head.match(text, pos)``, skipping the match where it cannot start."""
@@ -94,32 +97,16 @@ def _compile_labels(labels: tuple[str, ...]) -> _Labels:
             lookup[name] = pos
             strict.add(name)
             names.update({name, name.capitalize(), name.upper()})
-    alternation = "|".join(re.escape(s) for s in sorted(surfaces, key=lambda s: (-len(s), s)))
-    core = alternation if fold else f"(?-i:{alternation})"
-    if names:
-        core = "|".join(re.escape(s) for s in sorted(names, key=len, reverse=True)) + "|" + core
-    core = f"(?:{core})"
+    core = _core(surfaces, names, fold)
     head = re.compile(
         rf"(?P<open>[(\[{{<\"'])?\s*{_LB}(?P<lab>{core})(?:\s*(?P<close>[)\]}}>\"'])|{_RB})",
         re.IGNORECASE,
     )
-    mention = re.compile(
-        rf"[(\[{{<\"']\s*(?P<w>{core})\s*[)\]}}>\"']"
-        rf"|\b(?:option|choice|letter|label|number|alternative|answer)\s*[:#]?\s*{_LB}"
-        rf"(?P<k>{core}){_RB}"
-        rf"|(?m:^)\s*(?P<l>{core})\s*[.:](?=\s|$)"
-        rf"|{_LB}(?P<p>{core})\)"
-        rf"|{_LB}(?P<b>{core}){_RB}",
-        re.IGNORECASE,
-    )
-    list_line = re.compile(
-        rf"(?m)^[ \t]*(?:[-•>+][ \t]+)?[(\[]?[ \t]*(?P<lab>{core})[ \t]*[.)\]:][ \t]+\S",
-        re.IGNORECASE,
-    )
-    inline = re.compile(
-        rf"[(\[]\s*(?P<w>{core})\s*[)\]]|{_LB}(?P<p>{core})\)|{_LB}(?P<d>{core})[.:](?= )",
-        re.IGNORECASE,
-    )
+    mention, list_line, inline = _scans(core, re.IGNORECASE)
+    ascii_scans = None
+    if fold:  # the same scans for a lower-cased ASCII text
+        folded = _core({_ascii_fold(s) for s in surfaces}, {_ascii_fold(s) for s in names}, fold)
+        ascii_scans = _scans(folded, 0)
     starts = {s[0] for s in surfaces | names} | set("([{<\"'" + _ASCII_SPACES)
     return _Labels(
         lookup,
@@ -131,7 +118,45 @@ def _compile_labels(labels: tuple[str, ...]) -> _Labels:
         list_line,
         inline,
         _ascii_starts(starts),
+        ascii_scans,
     )
+
+
+def _ascii_fold(text: str) -> str:
+    """What re.IGNORECASE matches ``text`` to in a lower-cased ASCII text, character by
+    character (a character that matches no ASCII character is kept: it matches nothing)."""
+    return "".join(c.lower() if c.isascii() else _ASCII_KIN.get(c, c) for c in text)
+
+
+def _core(surfaces: set[str], names: set[str], fold: bool) -> str:
+    """The alternation of a label set's surfaces, longest first, after its Greek names."""
+    alternation = "|".join(re.escape(s) for s in sorted(surfaces, key=lambda s: (-len(s), s)))
+    core = alternation if fold else f"(?-i:{alternation})"
+    if names:
+        core = "|".join(re.escape(s) for s in sorted(names, key=len, reverse=True)) + "|" + core
+    return f"(?:{core})"
+
+
+def _scans(core: str, flags: int) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """The patterns that scan a text for labels: mention, list_line and inline."""
+    mention = re.compile(
+        rf"[(\[{{<\"']\s*(?P<w>{core})\s*[)\]}}>\"']"
+        rf"|\b(?:option|choice|letter|label|number|alternative|answer)\s*[:#]?\s*{_LB}"
+        rf"(?P<k>{core}){_RB}"
+        rf"|(?m:^)\s*(?P<l>{core})\s*[.:](?=\s|$)"
+        rf"|{_LB}(?P<p>{core})\)"
+        rf"|{_LB}(?P<b>{core}){_RB}",
+        flags,
+    )
+    list_line = re.compile(
+        rf"(?m)^[ \t]*(?:[-•>+][ \t]+)?[(\[]?[ \t]*(?P<lab>{core})[ \t]*[.)\]:][ \t]+\S",
+        flags,
+    )
+    inline = re.compile(
+        rf"[(\[]\s*(?P<w>{core})\s*[)\]]|{_LB}(?P<p>{core})\)|{_LB}(?P<d>{core})[.:](?= )",
+        flags,
+    )
+    return mention, list_line, inline
 
 
 @dataclass(frozen=True)

@@ -137,23 +137,24 @@ class _Reader(_Heads):
         return self._echo
 
     def _is_echo(self) -> bool:
-        if "\n" in self.text:
-            listed = {
-                self.labels.position(m.group("lab"))
-                for m in self.labels.list_line.finditer(self.text)
-            }
+        # an ASCII text is scanned lower-cased (the label set's scans for it, if any)
+        scans = self.labels.ascii if self.ascii else None
+        text = self._low if scans else self.text
+        list_line, inline = scans[1:] if scans else (self.labels.list_line, self.labels.inline)
+        if "\n" in text:
+            listed = {self.labels.position(m.group("lab")) for m in list_line.finditer(text)}
             if len(listed - {None}) >= 2:
                 return True
-        first_line = self.text.split("\n", 1)[0]
+        first_line = text.split("\n", 1)[0]
         marks = first_line.count(")") + first_line.count(".") + first_line.count("]")
         if marks + first_line.count(":") < 3:
             return False  # three list entries need three closing marks
-        inline = {
+        entries = {
             self.labels.position(m.group(m.lastgroup))
-            for m in self.labels.inline.finditer(first_line)
+            for m in inline.finditer(first_line)
             if m.lastgroup
         }
-        return len(inline - {None}) >= 3
+        return len(entries - {None}) >= 3
 
     def closing(self) -> list[tuple[int, int, int]]:
         """The answer's last sentence when it is a label or an option text alone.
@@ -258,11 +259,13 @@ class _Reader(_Heads):
         plain: list[tuple[int, int, int]] = []
         text = self.text
         found = []
-        for k, m in enumerate(self.labels.mention.finditer(text)):
+        scans = self.labels.ascii if self.ascii else None  # as in _is_echo
+        mentions = scans[0].finditer(self._low) if scans else self.labels.mention.finditer(text)
+        for k, m in enumerate(mentions):
             if k == MAX_MENTIONS:
                 break
             kind = m.lastgroup
-            surface = m.group(kind) if kind else None
+            surface = text[m.start(kind) : m.end(kind)] if kind else None
             pos = self.labels.position(surface) if surface else None
             if surface is not None and pos is not None:
                 found.append((kind, surface, pos, m.start(), m.end()))
