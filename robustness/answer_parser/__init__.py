@@ -246,6 +246,12 @@ _NO_LABEL = ParsedAnswer(None, None, "no_label")
 Hit = tuple[int, int, int]
 
 
+@lru_cache(maxsize=4096)
+def _answer(label: str, position: int) -> ParsedAnswer:
+    """A valid answer (shared: the frozen dataclass is slow to build)."""
+    return ParsedAnswer(label, position, None)
+
+
 def _single(hits: list[Hit]) -> int | None:
     positions = {pos for pos, _, _ in hits}
     return positions.pop() if len(positions) == 1 else None
@@ -259,7 +265,7 @@ def _decide(
         return None
     pos = _single(hits)
     if pos is not None:
-        return ParsedAnswer(labels[pos], pos, None)
+        return _answer(labels[pos], pos)
     if not any(h[2] & (LABEL | TEXT) for h in hits):
         return _AMBIGUOUS
     # the answer under each policy: the label's side or the text's side of each conflict
@@ -275,7 +281,7 @@ def _decide(
 
 def _commitment(clear: list[Hit], cut: int) -> list[Hit]:
     """The clear statements that make the last commitment (see the module docstring)."""
-    kept = [h for h in clear if h[1] >= cut]
+    kept = [h for h in clear if h[1] >= cut] if cut else clear
     listed = [h[1] for h in kept if h[2] & LISTED]
     if listed:
         last_list = max(listed)

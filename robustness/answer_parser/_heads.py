@@ -95,7 +95,7 @@ class _Heads:
                 if self.ascii
                 else (self.text, _NEGATION, _CLAUSE_BREAK)
             )
-            self._negations = [(m.start(), m.end()) for m in negation.finditer(text)]
+            self._negations = [m.span() for m in negation.finditer(text)]
             self._neg_starts = [s for s, _ in self._negations]
             self._breaks = [m.end() for m in clause_break.finditer(text)] if self._negations else []
         if not self._negations:
@@ -122,8 +122,8 @@ class _Heads:
         c = text[pos : pos + 1]
         if not c:
             return None  # every option text has a character
-        plain = c.isascii()
-        for start in (pos, self._after(_ARTICLE, pos) if not plain or c in "tTaA" else None):
+        article = _ARTICLE.match(text, pos) if not c.isascii() or c in "tTaA" else None
+        for start in (pos, article.end() if article else None):
             if start is None:
                 continue
             c = text[start : start + 1]
@@ -204,16 +204,17 @@ class _Heads:
         m = self.labels.head_at(self.text, pos)
         if not m:
             return []
-        label_pos = self.labels.position(m.group("lab"))
-        if label_pos is None or (m.group("open") and not m.group("close")):
+        lab, open_, close = m.group("lab", "open", "close")
+        label_pos = self.labels.position(lab)
+        if label_pos is None or (open_ and not close):
             return []
         end = m.end()
         if self.options.labelish:
             whole = self.option_at(pos)
             if whole is not None and whole[2] and whole[1] > end:
                 return [(whole[0], whole[1], PLAIN)]
-        wrapped = bool(m.group("close")) and (bool(m.group("open")) or m.group("close") == ")")
-        strict = self.labels.is_strict(m.group("lab"))
+        wrapped = bool(close) and (bool(open_) or close == ")")
+        strict = self.labels.is_strict(lab)
         # "A chloroplast" is an article and an option; "A. Chloroplast" is a label and one.
         described = self.description_at(end, needs_separator=strict and not wrapped)
         if not (wrapped or described):
@@ -269,7 +270,3 @@ class _Heads:
         if chained and len({p for p, _, _ in found}) > 1:
             found = [(p, off, role | LISTED) for p, off, role in found]
         return found
-
-    def _after(self, pattern: re.Pattern[str], pos: int) -> int | None:
-        m = pattern.match(self.text, pos)
-        return m.end() if m else None
