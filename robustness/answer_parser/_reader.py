@@ -269,8 +269,10 @@ class _Reader(_Heads):
             pos = self.labels.position(surface) if surface else None
             if surface is not None and pos is not None:
                 found.append((kind, surface, pos, m.start(), m.end()))
+        # every verdict has a verdict word: an ASCII text without one has no verdict
+        verdict = self._verdict if not self.ascii or "verdict" in self.hints else None
         for i, (kind, surface, pos, start, end) in enumerate(found):
-            if self._verdict(end):
+            if verdict and verdict(end):
                 verdicts.append((pos, start, PLAIN))
                 continue
             if kind == "b" and (surface not in self.labels.exact or self.labels.is_strict(surface)):
@@ -303,7 +305,7 @@ class _Reader(_Heads):
                 if not m.lastgroup:
                     continue
                 pos = self.options.groups[m.lastgroup]
-                if self._verdict(m.end()):
+                if verdict and verdict(m.end()):
                     verdicts.append((pos, m.start(), PLAIN))
                     continue
                 if m.lastgroup in self.options.weak and not self._quoted(m.start(), m.end()):
