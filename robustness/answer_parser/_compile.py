@@ -105,8 +105,8 @@ def _compile_labels(labels: tuple[str, ...]) -> _Labels:
     mention, list_line, inline = _scans(core, re.IGNORECASE)
     ascii_scans = None
     if fold:  # the same scans for a lower-cased ASCII text
-        folded = _core({_ascii_fold(s) for s in surfaces}, {_ascii_fold(s) for s in names}, fold)
-        ascii_scans = _scans(folded, 0)
+        low = {_ascii_fold(s) for s in surfaces}, {_ascii_fold(s) for s in names}
+        ascii_scans = _scans(_core(*low, fold), 0, {s[0] for s in low[0] | low[1]})
     starts = {s[0] for s in surfaces | names} | set("([{<\"'" + _ASCII_SPACES)
     return _Labels(
         lookup,
@@ -137,25 +137,34 @@ def _core(surfaces: set[str], names: set[str], fold: bool) -> str:
     return f"(?:{core})"
 
 
-def _scans(core: str, flags: int) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
-    """The patterns that scan a text for labels: mention, list_line and inline."""
+def _scans(
+    core: str, flags: int, firsts: set[str] | None = None
+) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """The patterns that scan a text for labels: mention, list_line and inline.
+
+    With ``firsts`` (the characters every match of ``core`` starts with, matched without
+    re.IGNORECASE) the last two alternatives of mention and inline are one, behind a test
+    of the first character: the same matches, found faster.
+    """
+    tail = rf"|{_LB}(?P<p>{core})\)|{_LB}(?P<b>{core}){_RB}"
+    inline_tail = rf"|{_LB}(?P<p>{core})\)|{_LB}(?P<d>{core})[.:](?= )"
+    if firsts is not None:
+        start = "(?=[" + "".join(re.escape(c) for c in sorted(firsts)) + "])"
+        tail = rf"|{start}{_LB}(?:(?P<p>{core})\)|(?P<b>{core}){_RB})"
+        inline_tail = rf"|{start}{_LB}(?:(?P<p>{core})\)|(?P<d>{core})[.:](?= ))"
     mention = re.compile(
         rf"[(\[{{<\"']\s*(?P<w>{core})\s*[)\]}}>\"']"
         rf"|\b(?:option|choice|letter|label|number|alternative|answer)\s*[:#]?\s*{_LB}"
         rf"(?P<k>{core}){_RB}"
         rf"|(?m:^)\s*(?P<l>{core})\s*[.:](?=\s|$)"
-        rf"|{_LB}(?P<p>{core})\)"
-        rf"|{_LB}(?P<b>{core}){_RB}",
+        rf"{tail}",
         flags,
     )
     list_line = re.compile(
         rf"(?m)^[ \t]*(?:[-•>+][ \t]+)?[(\[]?[ \t]*(?P<lab>{core})[ \t]*[.)\]:][ \t]+\S",
         flags,
     )
-    inline = re.compile(
-        rf"[(\[]\s*(?P<w>{core})\s*[)\]]|{_LB}(?P<p>{core})\)|{_LB}(?P<d>{core})[.:](?= )",
-        flags,
-    )
+    inline = re.compile(rf"[(\[]\s*(?P<w>{core})\s*[)\]]{inline_tail}", flags)
     return mention, list_line, inline
 
 
