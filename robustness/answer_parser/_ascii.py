@@ -10,9 +10,10 @@ skips to them:
 
 - the word boundary ``\b`` before a word becomes ``(?<!\w.)`` after the word's first letter
   (no word character before that letter);
-- an alternation of words becomes the set of their first letters, then each word's rest
-  behind ``(?<=x)`` (its first letter), in the model's order, so that at any offset the
-  alternatives are tried in the same order and the same one wins;
+- an alternation of words becomes the set of their first letters, then each word's rest,
+  its first character checked (cheaply, by ``re``) before ``(?<=xy)`` checks the word's first
+  two, in the model's order, so that at any offset the alternatives are tried in the same
+  order and the same one wins;
 - every letter is lower case (``I`` is ``i``).
 
 ``tests/test_answer_parser_fast.py`` compares each pattern with its model on random texts.
@@ -39,14 +40,14 @@ NEGATION = re.compile(r"n(?:(?<!\w.)(?:ot|ever|o|or|either)\b|'t\b)|c(?<!\w.)ann
 
 # _patterns._CLAUSE_BREAK: [.,;:!?\n—–]|\b(?:but|however|although|though|yet|whereas|while)\b
 CLAUSE_BREAK = re.compile(
-    r"[.,;:!?\n—–bhatyw](?:(?<=[.,;:!?\n—–])|(?<!\w.)(?:(?<=b)ut|(?<=h)owever|(?<=a)lthough"
-    r"|(?<=t)hough|(?<=y)et|(?<=w)(?:hereas|hile))\b)"
+    r"[.,;:!?\n—–bhatyw](?:(?<=[.,;:!?\n—–])|(?<!\w.)(?:u(?<=bu)t|o(?<=ho)wever|l(?<=al)though"
+    r"|h(?<=th)ough|e(?<=ye)t|h(?<=wh)(?:ereas|ile))\b)"
 )
 
 CUE = re.compile(
     r"[acorspi](?<!\w.)(?:"
-    r"(?:(?<=a)nswer|(?<=c)hoice|(?<=o)ption|(?<=r)esponse|(?<=s)election|(?<=r)ating"
-    r"|(?<=p)ick)\s*(?:is|would\s+be|will\s+be|should\s+be|must\s+be|=|:|-(?=\s)|–|—)"
+    r"(?:n(?<=an)swer|h(?<=ch)oice|p(?<=op)tion|e(?<=re)sponse|e(?<=se)lection|a(?<=ra)ting"
+    r"|i(?<=pi)ck)\s*(?:is|would\s+be|will\s+be|should\s+be|must\s+be|=|:|-(?=\s)|–|—)"
     r"|(?<=i)(?:'d|'ll)?\s+(?:would\s+|will\s+|shall\s+)?(?:probably\s+|definitely\s+)?"
     r"(?:choose|select|pick|go\s+(?:with|for)|opt\s+for|say|answer(?:\s+with)?|guess"
     r"|lean\s+(?:towards?|to)"
@@ -64,23 +65,23 @@ HEDGE_CUE = re.compile(
 )
 
 CONCLUSION = re.compile(
-    r"[sthcwl](?<!\w.)(?:(?<=s)o|(?<=t)herefore|(?<=t)hus|(?<=h)ence|(?<=c)onsequently"
-    r"|(?<=t)hat\s+leaves|(?<=t)his\s+leaves|(?<=w)hich\s+leaves|(?<=l)eaving"
-    r"|(?<=t)he\s+remaining\s+(?:option|choice|answer)|(?<=t)he\s+only\s+(?:correct|right|"
+    r"[sthcwl](?<!\w.)(?:o(?<=so)|h(?<=th)erefore|h(?<=th)us|e(?<=he)nce|o(?<=co)nsequently"
+    r"|h(?<=th)at\s+leaves|h(?<=th)is\s+leaves|h(?<=wh)ich\s+leaves|e(?<=le)aving"
+    r"|h(?<=th)e\s+remaining\s+(?:option|choice|answer)|h(?<=th)e\s+only\s+(?:correct|right|"
     r"possible|remaining)\s+(?:option|choice|answer))\b,?[^\S\n]*"
     r"(?:(?:the\s+)?(?:[^\W\d][\w'-]*[^\S\n]+){1,5}?(?:is|are|would\s+be|must\s+be)\b[^\S\n]*)?"
 )
 
 CORRECTION = re.compile(
     r"[abcfhilmnorsuw](?<!\w.)(?:"
-    r"(?:(?<=a)ctually|(?<=w)ait|(?<=c)orrection|(?<=o)ops|(?<=o)n\s+(?:second|further)\s+"
-    r"thought|(?<=s)cratch\s+that|(?<=l)et\s+me\s+(?:reconsider|correct\s+(?:that|myself))"
-    r"|(?<=i)\s+take\s+(?:that|it)\s+back|(?<=i)\s+was\s+wrong|(?<=i)\s+mean|(?<=r)ather"
-    r"|(?<=i)nstead|(?<=u)pon\s+reflection|(?<=s)orry|(?<=m)y\s+(?:mistake|bad)"
-    r"|(?<=i)\s+made\s+a\s+mistake|(?<=n)o(?=[^\S\n]*[,.!;:—–]))\b"
-    r"|(?<=f)inal\s+answer\b"
-    r"|(?:(?<=b)ut|(?<=h)owever|(?<=u)ltimately|(?<=i)n\s+the\s+end|(?<=o)n\s+balance"
-    r"|(?<=i)f\s+i\s+(?:had|have)\s+to\s+(?:choose|pick)(?:\s+one)?|(?<=o)verall)\b)"
+    r"(?:c(?<=ac)tually|a(?<=wa)it|o(?<=co)rrection|o(?<=oo)ps|n(?<=on)\s+(?:second|further)\s+"
+    r"thought|c(?<=sc)ratch\s+that|e(?<=le)t\s+me\s+(?:reconsider|correct\s+(?:that|myself))"
+    r"|(?<=i)\s+take\s+(?:that|it)\s+back|(?<=i)\s+was\s+wrong|(?<=i)\s+mean|a(?<=ra)ther"
+    r"|n(?<=in)stead|p(?<=up)on\s+reflection|o(?<=so)rry|y(?<=my)\s+(?:mistake|bad)"
+    r"|(?<=i)\s+made\s+a\s+mistake|o(?<=no)(?=[^\S\n]*[,.!;:—–]))\b"
+    r"|i(?<=fi)nal\s+answer\b"
+    r"|(?:u(?<=bu)t|o(?<=ho)wever|l(?<=ul)timately|n(?<=in)\s+the\s+end|n(?<=on)\s+balance"
+    r"|f(?<=if)\s+i\s+(?:had|have)\s+to\s+(?:choose|pick)(?:\s+one)?|v(?<=ov)erall)\b)"
 )
 
 NEG_AGREE = re.compile(
