@@ -58,16 +58,16 @@ class _Labels:
         return self.head.match(text, pos)
 
     def position(self, surface: str) -> int | None:
-        key = surface.casefold() if self.fold else surface
-        pos = self.lookup.get(key)
+        if self.fold:
+            return self.lookup.get(surface.casefold())
+        pos = self.lookup.get(surface)
         if pos is None:
             pos = self.lookup.get(surface.casefold())
         return pos
 
     def is_strict(self, surface: str) -> bool:
-        return (surface.casefold() if self.fold else surface) in self.strict or (
-            surface.casefold() in self.strict
-        )
+        folded = surface.casefold()
+        return folded in self.strict or (not self.fold and surface in self.strict)
 
 
 @lru_cache(maxsize=1024)

@@ -190,8 +190,12 @@ class _Reader(_Heads):
         """The answer's first words: a label or an option text standing alone, or a list."""
         if self.is_echo():
             return []
-        pos = _LEAD_SKIP.match(self.text).end()  # type: ignore[union-attr]
-        qa = _QA_CUE.match(self.text, pos)
+        first = self.text[:1]
+        if first.isascii() and first.isalnum() and first.lower() not in "eocal":
+            pos = 0  # no lead to skip: _LEAD_SKIP matches nothing here
+        else:
+            pos = _LEAD_SKIP.match(self.text).end()  # type: ignore[union-attr]
+        qa = _QA_CUE.match(self.text, pos) if self.text.startswith("A", pos) else None
         if qa:
             return self.answer_at(qa.end())
         heads = self.label_at(pos, opening=True)
