@@ -168,8 +168,11 @@ an unknown policy raises :class:`robustness.errors.ItemError`. Its work is linea
 text's length, which is bounded by ``MAX_CHARS``: at most 64 cues, stances and corrections
 and 256 mentions of labels and 256 of option texts are read per answer, negations are found
 once per text, and a cue's scan runs only when one of its words occurs. Patterns are compiled
-once per label set and once per option set, and the parse of a cleaned text is memoised
-(``functools.lru_cache``), so a table that repeats its answers is read fast.
+once per label set and once per option set (``functools.lru_cache``, bounded), and the parse
+of a cleaned text is memoised (bounded too), so a table that repeats its answers is read fast.
+An ASCII answer (most are) is scanned lower-cased with case-sensitive patterns that find the
+same matches and let ``re`` skip to where they can start (``_ascii``); the tests compare every
+such shortcut with the form it replaces.
 """
 
 from __future__ import annotations
