@@ -103,8 +103,12 @@ def test_ascii_pattern_matches_its_model(name: str) -> None:
     found = 0
     for text in _texts(1, 6000, _FRAGMENTS):
         assert text.isascii()
+        low = text.lower()
         expected = [m.span() for m in model.finditer(text)]
-        assert [m.span() for m in fast.finditer(text.lower())] == expected, (name, text)
+        assert [m.span() for m in fast.finditer(low)] == expected, (name, text)
+        for pos in range(0, len(text), 3):  # and matched at an offset
+            a, b = model.match(text, pos), fast.match(low, pos)
+            assert (a and a.span()) == (b and b.span()), (name, text, pos)
         found += len(expected)
     assert found > 100  # the texts do contain what the pattern looks for
 

@@ -30,8 +30,10 @@ __all__ = [
     "CUE",
     "HEDGE_CUE",
     "MODELS",
+    "MODIFIER",
     "NEGATION",
     "NEG_AGREE",
+    "SKIP_WORD",
     "STANCE",
 ]
 
@@ -89,6 +91,19 @@ NEG_AGREE = re.compile(
     r"can't|can\s+not)\s+(?:really\s+)?agree\b(?!\s+(?:or|nor|more|less|with\s+neither)\b)"
 )
 
+SKIP_WORD = re.compile(
+    r"(?:that|probably|likely|definitely|clearly|certainly|surely|simply|just|therefore|thus|"
+    r"hence|so|then|most\s+likely|the|a|an|option|choice|letter|label|number|answer|"
+    r"response|i|be|to|it's|it\s+is|it\s+must\s+be|it\s+should\s+be|make\s+(?:it|that))"
+    r"\s*[:\-]?\s+"
+)
+
+MODIFIER = re.compile(
+    r"(?:somewhat|mostly|partly|partially|slightly|moderately|completely|totally|fully|"
+    r"absolutely|entirely|really|generally|largely|strongly|very\s+much|kind\s+of|sort\s+of|"
+    r"tend\s+to)\s+"
+)
+
 #: Each pattern's model in ``_patterns`` (by name there), for the tests.
 MODELS = {
     "_NEGATION": NEGATION,
@@ -99,4 +114,6 @@ MODELS = {
     "_CONCLUSION": CONCLUSION,
     "_CORRECTION": CORRECTION,
     "_NEG_AGREE": NEG_AGREE,
+    "_SKIP_WORD": SKIP_WORD,
+    "_MODIFIER": MODIFIER,
 }

@@ -268,7 +268,11 @@ class _Heads:
                 continue
             if found:
                 break
-            skipped = _SKIP_WORD.match(self.text, pos) or _MODIFIER.match(self.text, pos)
+            if self.ascii:  # the lower-cased text, case-sensitively (_ascii)
+                low = self._low
+                skipped = _ascii.SKIP_WORD.match(low, pos) or _ascii.MODIFIER.match(low, pos)
+            else:
+                skipped = _SKIP_WORD.match(self.text, pos) or _MODIFIER.match(self.text, pos)
             if not skipped:
                 break
             pos = skipped.end()
