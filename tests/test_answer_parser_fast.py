@@ -160,11 +160,10 @@ _LABEL_FRAGMENTS = [
 @pytest.mark.parametrize("labels", _LABEL_SETS, ids=" ".join)
 def test_ascii_label_scans_match_theirs(labels: tuple[str, ...]) -> None:
     compiled = _compile_labels(labels)
-    assert compiled.ascii is not None  # every set here is matched ignoring case
-    models = (compiled.mention, compiled.list_line, compiled.inline)
+    assert compiled.ascii_core is not None  # every set here is matched ignoring case
     found = 0
     for text in _texts(2, 1500, _LABEL_FRAGMENTS):
-        for model, fast in zip(models, compiled.ascii, strict=True):
+        for model, fast in zip(compiled.scans(False), compiled.scans(True), strict=True):
             expected = [(m.span(), m.lastgroup, m.span(m.lastgroup)) for m in model.finditer(text)]
             got = [
                 (m.span(), m.lastgroup, m.span(m.lastgroup)) for m in fast.finditer(text.lower())
@@ -175,7 +174,9 @@ def test_ascii_label_scans_match_theirs(labels: tuple[str, ...]) -> None:
 
 
 def test_case_sensitive_label_sets_have_no_ascii_scans() -> None:
-    assert _compile_labels(("a", "A", "b", "B")).ascii is None
+    compiled = _compile_labels(("a", "A", "b", "B"))
+    assert compiled.ascii_core is None
+    assert compiled.scans(True) is compiled.scans(False)
 
 
 def test_ascii_starts_is_what_ignorecase_matches() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from robustness.answer_parser._patterns import (
@@ -35,6 +35,9 @@ def _ascii_starts(firsts: set[str]) -> frozenset[str]:
     return frozenset(out)
 
 
+_Scans = tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]
+
+
 @dataclass(frozen=True)
 class _Labels:
     lookup: dict[str, int]  # surface (casefolded when `fold`) -> position
@@ -42,13 +45,31 @@ class _Labels:
     strict: frozenset[str]  # lookup keys that count only in a label context
     exact: frozenset[str]  # surfaces as shown, the only ones counted as bare tokens
     head: re.Pattern[str]  # a label at a given position (after a cue, at the start)
-    mention: re.Pattern[str]  # every label occurrence in running text
-    list_line: re.Pattern[str]  # a line that starts like an option list entry
-    inline: re.Pattern[str]  # a label written as a list entry inside a line: (B), B), B.
     starts: frozenset[str]  # lower-cased ASCII characters a `head` match can start with
-    # `mention`, `list_line`, `inline` for a lower-cased ASCII text, matched case-sensitively
-    # (the same matches; None for a label set matched case-sensitively: no such pattern)
-    ascii: tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]] | None
+    core: str  # the alternation of the surfaces (see _scans)
+    # the same for a lower-cased ASCII text matched case-sensitively, and the characters its
+    # matches start with (None for a label set matched case-sensitively)
+    ascii_core: tuple[str, frozenset[str]] | None
+    compiled: dict[bool, _Scans] = field(default_factory=dict, compare=False)
+
+    def scans(self, ascii_text: bool) -> _Scans:
+        """(mention, list_line, inline): the patterns that scan a text for labels.
+
+        They find every label in running text, a line that starts like an option list entry,
+        and a label written as a list entry inside a line ("(B)", "B)", "B."). For an ASCII
+        text (``ascii_text``) they scan the lower-cased text where the label set has such
+        patterns (``ascii_core``), and the text itself otherwise. Each kind is compiled on
+        first use: most label sets only ever meet one kind of text.
+        """
+        fast = ascii_text and self.ascii_core is not None
+        found = self.compiled.get(fast)
+        if found is None:
+            if self.ascii_core is not None and fast:
+                found = _scans(self.ascii_core[0], self.ascii_core[1], 0)
+            else:
+                found = _scans(self.core, None, re.IGNORECASE)
+            self.compiled[fast] = found
+        return found
 
     def head_at(self, text: str, pos: int) -> re.Match[str] | None:
         """``head.match(text, pos)``, skipping the match where it cannot start."""
@@ -102,11 +123,10 @@ def _compile_labels(labels: tuple[str, ...]) -> _Labels:
         rf"(?P<open>[(\[{{<\"'])?\s*{_LB}(?P<lab>{core})(?:\s*(?P<close>[)\]}}>\"'])|{_RB})",
         re.IGNORECASE,
     )
-    mention, list_line, inline = _scans(core, re.IGNORECASE)
-    ascii_scans = None
+    ascii_core = None
     if fold:  # the same scans for a lower-cased ASCII text
         low = {_ascii_fold(s) for s in surfaces}, {_ascii_fold(s) for s in names}
-        ascii_scans = _scans(_core(*low, fold), 0, {s[0] for s in low[0] | low[1]})
+        ascii_core = _core(*low, fold), frozenset(s[0] for s in low[0] | low[1])
     starts = {s[0] for s in surfaces | names} | set("([{<\"'" + _ASCII_SPACES)
     return _Labels(
         lookup,
@@ -114,11 +134,9 @@ def _compile_labels(labels: tuple[str, ...]) -> _Labels:
         frozenset(strict),
         frozenset(bare) | frozenset(names),
         head,
-        mention,
-        list_line,
-        inline,
         _ascii_starts(starts),
-        ascii_scans,
+        core,
+        ascii_core,
     )
 
 
@@ -137,9 +155,7 @@ def _core(surfaces: set[str], names: set[str], fold: bool) -> str:
     return f"(?:{core})"
 
 
-def _scans(
-    core: str, flags: int, firsts: set[str] | None = None
-) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+def _scans(core: str, firsts: frozenset[str] | None, flags: int) -> _Scans:
     """The patterns that scan a text for labels: mention, list_line and inline.
 
     With ``firsts`` (the characters every match of ``core`` starts with, matched without

@@ -137,10 +137,9 @@ class _Reader(_Heads):
         return self._echo
 
     def _is_echo(self) -> bool:
-        # an ASCII text is scanned lower-cased (the label set's scans for it, if any)
-        scans = self.labels.ascii if self.ascii else None
-        text = self._low if scans else self.text
-        list_line, inline = scans[1:] if scans else (self.labels.list_line, self.labels.inline)
+        # an ASCII text is scanned lower-cased where the label set has scans for it
+        _, list_line, inline = self.labels.scans(self.ascii)
+        text = self._low if self.ascii and self.labels.ascii_core else self.text
         if "\n" in text:
             listed = {self.labels.position(m.group("lab")) for m in list_line.finditer(text)}
             if len(listed - {None}) >= 2:
@@ -263,8 +262,8 @@ class _Reader(_Heads):
         plain: list[tuple[int, int, int]] = []
         text = self.text
         found = []
-        scans = self.labels.ascii if self.ascii else None  # as in _is_echo
-        mentions = scans[0].finditer(self._low) if scans else self.labels.mention.finditer(text)
+        mention = self.labels.scans(self.ascii)[0]  # as in _is_echo
+        mentions = mention.finditer(self._low if self.ascii and self.labels.ascii_core else text)
         for k, m in enumerate(mentions):
             if k == MAX_MENTIONS:
                 break
