@@ -168,8 +168,11 @@ an unknown policy raises :class:`robustness.errors.ItemError`. Its work is linea
 text's length, which is bounded by ``MAX_CHARS``: at most 64 cues, stances and corrections
 and 256 mentions of labels and 256 of option texts are read per answer, negations are found
 once per text, and a cue's scan runs only when one of its words occurs. Patterns are compiled
-once per label set and once per option set, and the parse of a cleaned text is memoised
-(``functools.lru_cache``), so a table that repeats its answers is read fast.
+once per label set and once per option set (``functools.lru_cache``, bounded), and the parse
+of a cleaned text is memoised (bounded too), so a table that repeats its answers is read fast.
+An ASCII answer (most are) is scanned lower-cased with case-sensitive patterns that find the
+same matches and let ``re`` skip to where they can start (``_ascii``); the tests compare every
+such shortcut with the form it replaces.
 """
 
 from __future__ import annotations
@@ -181,12 +184,12 @@ from functools import lru_cache
 from robustness.answer_parser._compile import _compile_labels, _compile_options
 from robustness.answer_parser._patterns import (
     _CJK_CHAR,
-    _REFUSAL_RE,
     _THINK_END,
     _THINK_TAG,
     MAX_CHARS,
     _bare_label,
     _clean,
+    _refusal,
 )
 from robustness.answer_parser._reader import LABEL, LISTED, TEXT, _Reader
 from robustness.errors import ItemError
@@ -246,6 +249,12 @@ _NO_LABEL = ParsedAnswer(None, None, "no_label")
 Hit = tuple[int, int, int]
 
 
+@lru_cache(maxsize=4096)
+def _answer(label: str, position: int) -> ParsedAnswer:
+    """A valid answer (shared: the frozen dataclass is slow to build)."""
+    return ParsedAnswer(label, position, None)
+
+
 def _single(hits: list[Hit]) -> int | None:
     positions = {pos for pos, _, _ in hits}
     return positions.pop() if len(positions) == 1 else None
@@ -259,7 +268,7 @@ def _decide(
         return None
     pos = _single(hits)
     if pos is not None:
-        return ParsedAnswer(labels[pos], pos, None)
+        return _answer(labels[pos], pos)
     if not any(h[2] & (LABEL | TEXT) for h in hits):
         return _AMBIGUOUS
     # the answer under each policy: the label's side or the text's side of each conflict
@@ -275,7 +284,7 @@ def _decide(
 
 def _commitment(clear: list[Hit], cut: int) -> list[Hit]:
     """The clear statements that make the last commitment (see the module docstring)."""
-    kept = [h for h in clear if h[1] >= cut]
+    kept = [h for h in clear if h[1] >= cut] if cut else clear
     listed = [h[1] for h in kept if h[2] & LISTED]
     if listed:
         last_list = max(listed)
@@ -384,7 +393,7 @@ def parse_answer(
         raw = raw.decode("utf-8", errors="replace")
     if not isinstance(raw, str):
         return _EMPTY if raw is None or raw != raw else _NO_LABEL
-    if not raw.strip():
+    if not raw or raw.isspace():
         return _EMPTY
     return _parse_text(_clean(_after_reasoning(raw)), labels, options, conflict)
 
@@ -403,6 +412,7 @@ def _parse_text(
     decided = _decide(_commitment(clear + corrected, cut), labels, conflict)
     if decided is not None:
         return decided
-    if (reader.hinted("refusal") or _CJK_CHAR.search(text)) and _REFUSAL_RE.search(text):
+    cjk = not reader.ascii and _CJK_CHAR.search(text)
+    if (reader.hinted("refusal") or cjk) and _refusal(text, reader._low, reader.words):
         return _REFUSAL
     return _decide(reader.mentions()[1], labels, conflict) or _NO_LABEL

@@ -6,6 +6,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterator
 
+from robustness.answer_parser import _ascii
 from robustness.answer_parser._compile import _Labels, _Options
 from robustness.answer_parser._patterns import (
     _ARTICLE,
@@ -26,6 +27,17 @@ from robustness.answer_parser._patterns import (
     CUE_HINTS,
     HINT_WORD,
 )
+
+# Every byte but a lower-case ASCII letter made a space: HINT_WORD's words of a casefolded
+# ASCII text are what is left of it, split on spaces.
+_LETTERS_ONLY = bytes(c if 97 <= c <= 122 else 32 for c in range(256))
+
+# the cue kinds (CUE_HINTS) each hint word belongs to
+_HINT_KINDS: dict[str, frozenset[str]] = {
+    word: frozenset(kind for kind, words in CUE_HINTS.items() if word in words)
+    for word in frozenset().union(*CUE_HINTS.values())
+}
+_HINT_WORDS = frozenset(_HINT_KINDS)
 
 #: Hit roles: a plain hit, the label side or the text side of a label that came with another
 #: option's text ("B. Agree" where B showed Disagree), and a hit from a list of labels.
@@ -54,19 +66,27 @@ class _Heads:
         self._negations: list[tuple[int, int]] = []
         self.last_end = 0
         self._echo: bool | None = None
-        self._low = ""
-        self._words: frozenset[str] | None = None
         self._mentions: tuple[list, list] | None = None
         self._stops: list[int] | None = None
+        # the cue kinds whose words occur in the text (every parse asks for most of them)
+        self._low = low = text.casefold()
+        # an ASCII text is scanned lower-cased, with the patterns of _ascii
+        self.ascii = text.isascii()
+        if low.isascii():  # HINT_WORD's words of an ASCII text, found faster
+            words = frozenset(low.encode().translate(_LETTERS_ONLY).decode().split())
+        else:
+            words = frozenset(HINT_WORD.findall(low))
+        self.words = words
+        self.hints: set[str] = set()
+        hints = self.hints
+        for word in words & _HINT_WORDS:
+            hints |= _HINT_KINDS[word]
+        if not self.ascii and any(mark in text for mark in CHECK_MARKS):
+            hints.add("verdict")
 
     def hinted(self, kind: str) -> bool:
         """Whether the text has one of the words every match of cue ``kind`` contains."""
-        if self._words is None:
-            self._low = self.text.casefold()
-            self._words = frozenset(HINT_WORD.findall(self._low))
-        if kind == "verdict" and any(mark in self.text for mark in CHECK_MARKS):
-            return True
-        return not self._words.isdisjoint(CUE_HINTS[kind])
+        return kind in self.hints
 
     def negated(self, start: int) -> bool:
         """True when a negation precedes `start` in the same clause ("I do not really agree").
@@ -75,11 +95,14 @@ class _Heads:
         breaks and negations of the text are found once (linear in the text's length).
         """
         if self._breaks is None:
-            self._negations = [(m.start(), m.end()) for m in _NEGATION.finditer(self.text)]
-            self._neg_starts = [s for s, _ in self._negations]
-            self._breaks = (
-                [m.end() for m in _CLAUSE_BREAK.finditer(self.text)] if self._negations else []
+            text, negation, clause_break = (
+                (self._low, _ascii.NEGATION, _ascii.CLAUSE_BREAK)
+                if self.ascii
+                else (self.text, _NEGATION, _CLAUSE_BREAK)
             )
+            self._negations = [m.span() for m in negation.finditer(text)]
+            self._neg_starts = [s for s, _ in self._negations]
+            self._breaks = [m.end() for m in clause_break.finditer(text)] if self._negations else []
         if not self._negations:
             return False
         k = bisect_right(self._breaks, start)
@@ -98,13 +121,20 @@ class _Heads:
 
         ``labelish`` says the option's own text starts like a label ("B. first").
         """
-        pattern = self.options.pattern
+        pattern, text, starts = self.options.pattern, self.text, self.options.starts
         if pattern is None:
             return None
-        for start in (pos, self._after(_ARTICLE, pos)):
+        c = text[pos : pos + 1]
+        if not c:
+            return None  # every option text has a character
+        article = _ARTICLE.match(text, pos) if not c.isascii() or c in "tTaA" else None
+        for start in (pos, article.end() if article else None):
             if start is None:
                 continue
-            m = pattern.match(self.text, start)
+            c = text[start : start + 1]
+            if c.isascii() and c.lower() not in starts:
+                continue  # no option text starts with this character
+            m = pattern.match(text, start)
             if m and m.lastgroup:
                 if self.negated(m.start()):
                     return None
@@ -176,19 +206,20 @@ class _Heads:
         separator or the end. An option whose own text starts like a label and is written
         out in full ("B. first" shown as option A) is that option, not the label.
         """
-        m = self.labels.head.match(self.text, pos)
+        m = self.labels.head_at(self.text, pos)
         if not m:
             return []
-        label_pos = self.labels.position(m.group("lab"))
-        if label_pos is None or (m.group("open") and not m.group("close")):
+        lab, open_, close = m.group("lab", "open", "close")
+        label_pos = self.labels.position(lab)
+        if label_pos is None or (open_ and not close):
             return []
         end = m.end()
         if self.options.labelish:
             whole = self.option_at(pos)
             if whole is not None and whole[2] and whole[1] > end:
                 return [(whole[0], whole[1], PLAIN)]
-        wrapped = bool(m.group("close")) and (bool(m.group("open")) or m.group("close") == ")")
-        strict = self.labels.is_strict(m.group("lab"))
+        wrapped = bool(close) and (bool(open_) or close == ")")
+        strict = self.labels.is_strict(lab)
         # "A chloroplast" is an article and an option; "A. Chloroplast" is a label and one.
         described = self.description_at(end, needs_separator=strict and not wrapped)
         if not (wrapped or described):
@@ -237,14 +268,14 @@ class _Heads:
                 continue
             if found:
                 break
-            skipped = _SKIP_WORD.match(self.text, pos) or _MODIFIER.match(self.text, pos)
+            if self.ascii:  # the lower-cased text, case-sensitively (_ascii)
+                low = self._low
+                skipped = _ascii.SKIP_WORD.match(low, pos) or _ascii.MODIFIER.match(low, pos)
+            else:
+                skipped = _SKIP_WORD.match(self.text, pos) or _MODIFIER.match(self.text, pos)
             if not skipped:
                 break
             pos = skipped.end()
         if chained and len({p for p, _, _ in found}) > 1:
             found = [(p, off, role | LISTED) for p, off, role in found]
         return found
-
-    def _after(self, pattern: re.Pattern[str], pos: int) -> int | None:
-        m = pattern.match(self.text, pos)
-        return m.end() if m else None

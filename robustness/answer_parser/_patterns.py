@@ -71,7 +71,9 @@ _TRANSLATE = str.maketrans(
         "\u300d": '"',
     }
 )
-_SPACES = re.compile(r"[^\S\n]+")
+# A run of spaces other than one plain space (each run becomes one space): most answers
+# have none, and a substitution with no match returns the text as it is.
+_SPACES = re.compile(r"[^\S\n]{2,}|[^\S\n ]")
 
 _CLAUSE_BREAK = re.compile(
     r"[.,;:!?\n—–]|\b(?:but|however|although|though|yet|whereas|while)\b", re.IGNORECASE
@@ -96,6 +98,8 @@ _STRICT_END = re.compile(
 # Where sentences end: a mention in a sentence ending in "?" is asked about, not named.
 _SENTENCE_STOP = re.compile(r"[.!?\n]")
 _LAST_SENTENCE = re.compile(r"(?:[.!?:;\n]|\s[-–—])[^.!?:;\n]{1,40}[.!?]*\s*$")
+# What opens the last sentence before its first word: spaces, sentence marks and dashes.
+_CLOSING_LEAD = re.compile(r"[\s.!?:;\-–—]*")
 _CLOSING_TRIM = re.compile(r"[\s\"'(\[]*(.*?)[\s\"')\].!]*$", re.DOTALL)
 # What may follow a strict label at the opening: nothing more on its line.
 _LINE_END = re.compile(r"[^\S\n]*[.:!]?[^\S\n]*(?:$|\n)")
@@ -298,33 +302,76 @@ _FUNCTION_WORDS = frozenset(
         "does",
     }
 )
-_REFUSAL_RE = re.compile(
-    r"\bas\s+an?\s+(?:ai|a\.i\.|artificial\s+intelligence|(?:large\s+)?language\s+model|llm|"
-    r"assistant|chatbot|machine|computer\s+program)\b"
-    r"|\bI\s*(?:am|'m)\s+(?:just\s+|only\s+|merely\s+)?an?\s+(?:[\w-]+\s+){0,2}(?:ai|"
-    r"language\s+model|assistant|chatbot|computer\s+program|machine)\b"
-    r"|\bI\s+(?:do\s+not|don't)\s+have\s+(?:any\s+)?(?:personal\s+|my\s+own\s+)?"
-    r"(?:opinions?|beliefs?|views?|preferences?|feelings?|experiences?|emotions?|personal)\b"
-    r"|\bI\s*(?:cannot|can't|can\s+not|am\s+unable\s+to|'m\s+unable\s+to|am\s+not\s+able\s+to|"
-    r"'m\s+not\s+able\s+to|won't|will\s+not|am\s+not\s+in\s+a\s+position\s+to)\s+"
-    r"(?:\w+\s+)?(?:answer|provide|give|express|share|choose|select|pick|offer|form|make|"
-    r"determine|help|assist|comply|take\s+sides|have\s+(?:personal|an?\s+opinion|opinions)|"
-    r"agree\s+or\s+disagree|endorse|hold)"
-    r"|\b(?:not\s+capable\s+of|incapable\s+of|unable\s+to)\s+(?:providing|giving|having|"
-    r"expressing|sharing|forming|holding|provide|give|have|express|share|form|hold)\s+"
-    r"(?:\w+\s+)?(?:opinions?|views?|beliefs?|preferences?|feelings?|an?\s+opinion)"
-    r"|\bI'?m\s+sorry,?\s+but\b|\bI\s+apologi[sz]e,?\s+but\b"
-    r"|\bnot\s+(?:able|appropriate|possible)\s+for\s+me\s+to\b"
-    # refusals not phrased as declining
-    r"|\bI\s+(?:really\s+)?(?:do\s+not|don't)\s+know\b|\bI\s+have\s+no\s+(?:idea|opinion)\b"
-    r"|\bI(?:'d|\s+would)?\s+(?:prefer|rather|like)\s+not\s+to\s+(?:answer|say|respond|share|"
-    r"disclose|comment|choose)\b|\bI(?:'d|\s+would)\s+rather\s+not\b|\bno\s+comment\b"
-    r"|\bI\s+(?:cannot|can't|can\s+not)\s+(?:decide|say|tell)\b|\bhard\s+to\s+say\b"
-    r"|\bI\s+(?:refuse|decline)\s+to\b"
-    r"|\b(?:no\s+sé|je\s+ne\s+sais\s+pas|weiß\s+ich\s+nicht|ich\s+weiß\s+(?:es\s+)?nicht)"
-    r"|不知道|わかりません|分かりません",
-    re.IGNORECASE,
+# Refusals, in groups: a group is searched only when the text has one of the words or
+# substrings (of its casefolded form) that every match of the group contains.
+_REFUSAL_GROUPS: tuple[tuple[frozenset[str], tuple[str, ...], str], ...] = (
+    (
+        frozenset({"as"}),
+        (),
+        r"\bas\s+an?\s+(?:ai|a\.i\.|artificial\s+intelligence|(?:large\s+)?language\s+model|llm|"
+        r"assistant|chatbot|machine|computer\s+program)\b",
+    ),
+    (
+        frozenset({"a", "an"}),
+        (),
+        r"\bI\s*(?:am|'m)\s+(?:just\s+|only\s+|merely\s+)?an?\s+(?:[\w-]+\s+){0,2}(?:ai|"
+        r"language\s+model|assistant|chatbot|computer\s+program|machine)\b",
+    ),
+    (
+        frozenset(),
+        ("have",),
+        r"\bI\s+(?:do\s+not|don't)\s+have\s+(?:any\s+)?(?:personal\s+|my\s+own\s+)?"
+        r"(?:opinions?|beliefs?|views?|preferences?|feelings?|experiences?|emotions?|personal)\b"
+        r"|\bI\s+have\s+no\s+(?:idea|opinion)\b",
+    ),
+    (
+        frozenset(),
+        ("can", "able", "won't", "not"),
+        r"\bI\s*(?:cannot|can't|can\s+not|am\s+unable\s+to|'m\s+unable\s+to|am\s+not\s+able\s+to|"
+        r"'m\s+not\s+able\s+to|won't|will\s+not|am\s+not\s+in\s+a\s+position\s+to)\s+"
+        r"(?:\w+\s+)?(?:answer|provide|give|express|share|choose|select|pick|offer|form|make|"
+        r"determine|help|assist|comply|take\s+sides|have\s+(?:personal|an?\s+opinion|opinions)|"
+        r"agree\s+or\s+disagree|endorse|hold)"
+        r"|\b(?:not\s+capable\s+of|incapable\s+of|unable\s+to)\s+(?:providing|giving|having|"
+        r"expressing|sharing|forming|holding|provide|give|have|express|share|form|hold)\s+"
+        r"(?:\w+\s+)?(?:opinions?|views?|beliefs?|preferences?|feelings?|an?\s+opinion)"
+        r"|\bnot\s+(?:able|appropriate|possible)\s+for\s+me\s+to\b"
+        # refusals not phrased as declining
+        r"|\bI(?:'d|\s+would)?\s+(?:prefer|rather|like)\s+not\s+to\s+(?:answer|say|respond|share|"
+        r"disclose|comment|choose)\b"
+        r"|\bI\s+(?:cannot|can't|can\s+not)\s+(?:decide|say|tell)\b",
+    ),
+    (
+        frozenset(),
+        ("sorry", "apolog", "know", "rather", "comment", "hard", "refuse", "decl"),
+        r"\bI'?m\s+sorry,?\s+but\b|\bI\s+apologi[sz]e,?\s+but\b"
+        r"|\bI\s+(?:really\s+)?(?:do\s+not|don't)\s+know\b|\bI(?:'d|\s+would)\s+rather\s+not\b"
+        r"|\bno\s+comment\b|\bhard\s+to\s+say\b|\bI\s+(?:refuse|decline)\s+to\b",
+    ),
+    (
+        frozenset(),
+        ("sais",),  # and any text that is not ASCII
+        r"\b(?:no\s+sé|je\s+ne\s+sais\s+pas|weiß\s+ich\s+nicht|ich\s+weiß\s+(?:es\s+)?nicht)"
+        r"|不知道|わかりません|分かりません",
+    ),
 )
+#: Every refusal in one pattern (the groups above are searched instead; a test compares them).
+_REFUSAL_RE = re.compile("|".join(g[2] for g in _REFUSAL_GROUPS), re.IGNORECASE)
+_REFUSALS = tuple(
+    (words, subs, re.compile(pattern, re.IGNORECASE)) for words, subs, pattern in _REFUSAL_GROUPS
+)
+
+
+def _refusal(text: str, low: str, words: frozenset[str]) -> bool:
+    """``_REFUSAL_RE.search(text)``, faster: ``low`` is the casefolded text, ``words`` the
+    words of ``low`` (HINT_WORD). The groups' words are trusted on ASCII texts only (where
+    re.IGNORECASE is ASCII case folding): any other text is searched with every group."""
+    plain = text.isascii()
+    for need, subs, pattern in _REFUSALS:
+        gate = not plain or not need.isdisjoint(words) or any(sub in low for sub in subs)
+        if gate and pattern.search(text):
+            return True
+    return False
 
 
 _TRANSLATED = re.compile("[" + re.escape("".join(map(chr, _TRANSLATE))) + "]")
@@ -332,11 +379,20 @@ _TRANSLATED = re.compile("[" + re.escape("".join(map(chr, _TRANSLATE))) + "]")
 
 def _clean(text: str) -> str:
     text = unicodedata.normalize("NFKC", text[:MAX_CHARS])
-    if _TRANSLATED.search(text):  # str.translate is slow; most answers need none of it
-        text = text.translate(_TRANSLATE)
-    if _CJK_CHAR.search(text):
-        text = _CJK_GLUE.sub(" ", text)
-    return _SPACES.sub(" ", text).strip()
+    # str.translate and the scans are slow; most answers are ASCII and need none of them
+    if text.isascii():  # three of the translated characters are ASCII, and no CJK is
+        if "`" in text or "*" in text or "\r" in text:
+            text = text.translate(_TRANSLATE)
+    else:
+        if _TRANSLATED.search(text):
+            text = text.translate(_TRANSLATE)
+        if _CJK_CHAR.search(text):
+            text = _CJK_GLUE.sub(" ", text)
+    # a plain space is the only printable space: without two in a row and without other
+    # unprintable characters than line breaks, there is no run of spaces to replace
+    if "  " in text or not text.replace("\n", "").isprintable():
+        text = _SPACES.sub(" ", text)
+    return text.strip()
 
 
 def _bare_label(label: str) -> str:

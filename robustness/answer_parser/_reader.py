@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 
+from robustness.answer_parser import _ascii
 from robustness.answer_parser._heads import (
     LABEL,
     LISTED,
@@ -17,6 +18,7 @@ from robustness.answer_parser._patterns import (
     _BRACKETED,
     _CHAIN,
     _CJK_CHAR,
+    _CLOSING_LEAD,
     _CONCLUSION,
     _CORRECTION,
     _CORRECTION_SKIP,
@@ -42,6 +44,14 @@ from robustness.answer_parser._patterns import (
 
 __all__ = ["LABEL", "LISTED", "PLAIN", "TEXT", "_Reader"]
 
+# cue kind, pattern, the pattern for a lower-cased ASCII text (re.IGNORECASE: same matches)
+_CUES = (
+    ("cue", _CUE, _ascii.CUE),
+    ("other", _CUE_OTHER, _CUE_OTHER),
+    ("hedge", _HEDGE_CUE, _ascii.HEDGE_CUE),
+    ("conclusion", _CONCLUSION, _ascii.CONCLUSION),
+)
+
 
 class _Reader(_Heads):
     """One parse: the heads of :class:`_Heads` and the statements and mentions built on them."""
@@ -54,30 +64,24 @@ class _Reader(_Heads):
         "I don't agree" is the scale's plain Disagree where it has exactly one.
         """
         out: list[tuple[int, int, int]] = []
-        patterns = [
-            pattern
-            for kind, pattern in (
-                ("cue", _CUE),
-                ("other", _CUE_OTHER),
-                ("hedge", _HEDGE_CUE),
-                ("conclusion", _CONCLUSION),
-            )
-            if self.hinted(kind)
-        ]
-        if _CJK_CHAR.search(self.text):
+        fast = self.ascii  # an ASCII text is scanned lower-cased, with the patterns of _ascii
+        text = self._low if fast else self.text
+        hints = self.hints
+        patterns = [ascii_ if fast else model for kind, model, ascii_ in _CUES if kind in hints]
+        if not fast and _CJK_CHAR.search(text):
             patterns.append(_CUE_CJK)
         for pattern in patterns:
-            for k, m in enumerate(pattern.finditer(self.text)):
+            for k, m in enumerate(pattern.finditer(text)):
                 if k == MAX_STATEMENTS:
                     break
                 out.extend(self.answer_at(m.end()))
-        if self.hinted("stance"):
-            for k, m in enumerate(_STANCE.finditer(self.text)):
+        if "stance" in hints:
+            for k, m in enumerate((_ascii.STANCE if fast else _STANCE).finditer(text)):
                 if k == MAX_STATEMENTS:
                     break
                 out.extend(self.answer_at(m.end(), labels_too=False))
         if self.options.disagree is not None and "agree" in self._low:
-            for m in _NEG_AGREE.finditer(self.text):
+            for m in (_ascii.NEG_AGREE if fast else _NEG_AGREE).finditer(text):
                 out.append((self.options.disagree, m.start(), PLAIN))
         return out
 
@@ -95,7 +99,10 @@ class _Reader(_Heads):
         if not self.hinted("correction"):
             return cut, hits
         offsets = sorted(off for _, off, _ in clear)
-        for k, m in enumerate(_CORRECTION.finditer(self.text)):
+        scan = (
+            _ascii.CORRECTION.finditer(self._low) if self.ascii else _CORRECTION.finditer(self.text)
+        )
+        for k, m in enumerate(scan):
             if k == MAX_STATEMENTS:
                 break
             after = _CORRECTION_SKIP.match(self.text, m.end()).end()  # type: ignore[union-attr]
@@ -130,22 +137,23 @@ class _Reader(_Heads):
         return self._echo
 
     def _is_echo(self) -> bool:
-        if "\n" in self.text:
-            listed = {
-                self.labels.position(m.group("lab"))
-                for m in self.labels.list_line.finditer(self.text)
-            }
+        # an ASCII text is scanned lower-cased where the label set has scans for it
+        _, list_line, inline = self.labels.scans(self.ascii)
+        text = self._low if self.ascii and self.labels.ascii_core else self.text
+        if "\n" in text:
+            listed = {self.labels.position(m.group("lab")) for m in list_line.finditer(text)}
             if len(listed - {None}) >= 2:
                 return True
-        first_line = self.text.split("\n", 1)[0]
-        if sum(first_line.count(c) for c in ").]:") < 3:
+        first_line = text.split("\n", 1)[0]
+        marks = first_line.count(")") + first_line.count(".") + first_line.count("]")
+        if marks + first_line.count(":") < 3:
             return False  # three list entries need three closing marks
-        inline = {
+        entries = {
             self.labels.position(m.group(m.lastgroup))
-            for m in self.labels.inline.finditer(first_line)
+            for m in inline.finditer(first_line)
             if m.lastgroup
         }
-        return len(inline - {None}) >= 3
+        return len(entries - {None}) >= 3
 
     def closing(self) -> list[tuple[int, int, int]]:
         """The answer's last sentence when it is a label or an option text alone.
@@ -157,9 +165,7 @@ class _Reader(_Heads):
         m = _LAST_SENTENCE.search(text, max(0, len(text) - 48))
         if m is None or self.is_echo():
             return []
-        pos = m.start()
-        while pos < len(text) and (text[pos].isspace() or text[pos] in ".!?:;-–—"):
-            pos += 1
+        pos = _CLOSING_LEAD.match(text, m.start()).end()  # type: ignore[union-attr]
         rest = text[pos:].rstrip(" .!\"')]")
         if not rest:
             return []
@@ -167,7 +173,7 @@ class _Reader(_Heads):
         line = text[text.rfind("\n", 0, m.start()) + 1 : m.start()].strip()
         if m.group()[0] in ".:)" and 0 < len(line) <= 4:
             return []  # "4. Madrid" ends a numbered list; it is not a closing answer
-        head = self.labels.head.match(text, pos)
+        head = self.labels.head_at(text, pos)
         if head and (not head.group("open") or head.group("close")):
             surface = head.group("lab")
             label = self.labels.position(surface)
@@ -183,13 +189,17 @@ class _Reader(_Heads):
         """The answer's first words: a label or an option text standing alone, or a list."""
         if self.is_echo():
             return []
-        pos = _LEAD_SKIP.match(self.text).end()  # type: ignore[union-attr]
-        qa = _QA_CUE.match(self.text, pos)
+        first = self.text[:1]
+        if first.isascii() and first.isalnum() and first.lower() not in "eocal":
+            pos = 0  # no lead to skip: _LEAD_SKIP matches nothing here
+        else:
+            pos = _LEAD_SKIP.match(self.text).end()  # type: ignore[union-attr]
+        qa = _QA_CUE.match(self.text, pos) if self.text.startswith("A", pos) else None
         if qa:
             return self.answer_at(qa.end())
         heads = self.label_at(pos, opening=True)
         if not heads:  # "B or C, I can't decide": a list needs no separator after its first
-            m = self.labels.head.match(self.text, pos)
+            m = self.labels.head_at(self.text, pos)
             label = self.labels.position(m.group("lab")) if m else None
             chain = _CHAIN.match(self.text, m.end()) if m and label is not None else None
             if (
@@ -252,16 +262,20 @@ class _Reader(_Heads):
         plain: list[tuple[int, int, int]] = []
         text = self.text
         found = []
-        for k, m in enumerate(self.labels.mention.finditer(text)):
+        mention = self.labels.scans(self.ascii)[0]  # as in _is_echo
+        mentions = mention.finditer(self._low if self.ascii and self.labels.ascii_core else text)
+        for k, m in enumerate(mentions):
             if k == MAX_MENTIONS:
                 break
             kind = m.lastgroup
-            surface = m.group(kind) if kind else None
+            surface = text[m.start(kind) : m.end(kind)] if kind else None
             pos = self.labels.position(surface) if surface else None
             if surface is not None and pos is not None:
                 found.append((kind, surface, pos, m.start(), m.end()))
+        # every verdict has a verdict word: an ASCII text without one has no verdict
+        verdict = self._verdict if not self.ascii or "verdict" in self.hints else None
         for i, (kind, surface, pos, start, end) in enumerate(found):
-            if self._verdict(end):
+            if verdict and verdict(end):
                 verdicts.append((pos, start, PLAIN))
                 continue
             if kind == "b" and (surface not in self.labels.exact or self.labels.is_strict(surface)):
@@ -294,7 +308,7 @@ class _Reader(_Heads):
                 if not m.lastgroup:
                     continue
                 pos = self.options.groups[m.lastgroup]
-                if self._verdict(m.end()):
+                if verdict and verdict(m.end()):
                     verdicts.append((pos, m.start(), PLAIN))
                     continue
                 if m.lastgroup in self.options.weak and not self._quoted(m.start(), m.end()):
