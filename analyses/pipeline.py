@@ -72,6 +72,7 @@ from analyses.summaries import confidence_sensitivity, flip_summary, fragile_ite
 from robustness.errors import AnalysisError
 from robustness.names import FAMILY_ORDER
 from robustness.table import TableError, read_table
+from robustness.text_safety import shown
 
 __all__ = ["AnalysisResult", "analyze", "analyze_path"]
 
@@ -233,11 +234,13 @@ def analyze(
     True
     """
     if cluster not in ("item", "model_item"):
-        raise TableError(f"cluster must be 'item' or 'model_item', not {cluster!r}.")
+        raise AnalysisError(f"cluster must be 'item' or 'model_item', not {shown(cluster)}.")
     if not isinstance(df, pd.DataFrame):
         raise TableError(f"a long table must be a pandas DataFrame, not {type(df).__name__}.")
     if isinstance(min_items, bool) or not isinstance(min_items, int | np.integer) or min_items < 1:
-        raise AnalysisError(f"min_items must be a whole number of at least 1, not {min_items!r}.")
+        raise AnalysisError(
+            f"min_items must be a whole number of at least 1, not {shown(min_items)}."
+        )
     text = TYPE_FORMULA if formula is None else formula
     optional = (
         "gold",

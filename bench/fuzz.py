@@ -12,7 +12,7 @@ items_jsonl, items_json, items_csv, items_parquet
 study
     ``robustness.load_study`` on a mutated study file, then the study's variants of one demo
     item (families without models: option_order, label_substitution, spelling_noise, formatting,
-    framing, logical_equivalence);
+    framing, logical_equivalence, lexical_substitution);
 table
     ``robustness.table.validate`` on a mutated long table;
 formula
@@ -81,6 +81,7 @@ CHEAP_FAMILIES = (
     "formatting",
     "framing",
     "logical_equivalence",
+    "lexical_substitution",
 )
 
 

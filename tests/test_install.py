@@ -5,8 +5,9 @@ registries, and runs ``robustness validate`` and ``robustness analyze`` on a syn
 written to Parquet here. torch and transformers must not be importable there.
 
 The other tests run the same commands in this environment with the model packages hidden
-(an import of torch, transformers ... fails as if they were not installed). All are marked
-``slow`` (fresh interpreters running the CLI); ``make test`` runs them, ``make test-fast`` not.
+(an import of torch, transformers ... fails as if they were not installed). The fresh
+environment is ``slow`` (``make test`` only); the CLI runs with the models hidden stay in
+``make test-fast``, its one check that perturb, validate and analyze need no torch.
 """
 
 from __future__ import annotations
@@ -98,7 +99,6 @@ def _cli_without_models(tmp_path: Path, *args: str) -> subprocess.CompletedProce
     )
 
 
-@pytest.mark.slow  # three CLI runs in fresh interpreters
 def test_perturb_validate_and_analyze_run_with_torch_hidden(tmp_path):
     table = tmp_path / "table.parquet"
     an.synthetic_table(models=2, n_items=8, seed=0).to_parquet(table)
@@ -117,7 +117,6 @@ def test_perturb_validate_and_analyze_run_with_torch_hidden(tmp_path):
     assert (tmp_path / "out" / "report.html").exists()
 
 
-@pytest.mark.slow  # a CLI run in a fresh interpreter that loads the perturbation families
 def test_the_encoder_families_say_which_extra_is_missing(tmp_path):
     out = tmp_path / "variants.jsonl"
     done = _cli_without_models(

@@ -309,7 +309,7 @@ def test_sentence_start_check_walks_back_only_over_the_gap():
     """Equal to a whole-prefix search, without scanning the prefix (issue 17)."""
     import random
 
-    from perturbations.lexical_substitution import _at_sentence_start
+    from perturbations.lexical_substitution.slots import _at_sentence_start
 
     old = re.compile(r"(^|[.!?|:]\s*[\"“‘(]?|^\s*[\"“‘(])\s*$")
     rng = random.Random(0)
@@ -402,6 +402,31 @@ def test_judged_bad_variants_are_gone_and_precision_holds(shared_items):
 
 
 @pytest.mark.shared_data
+def test_judged_bad_substitutions_are_no_longer_offered(shared_items):
+    """Whatever the random draws: for every variant judged to break meaning or grammar, at
+    least one of its substitutions (word -> substitute, counted: two "people" need two
+    places that offer it) is no longer offered for its item,
+    so the variant cannot come back when a lexicon change shifts which variants are drawn."""
+    by_id = {(it.dataset, it.item_id): it for it in shared_items}
+    fam = make_family("lexical_substitution")
+    still_offered = []
+    for r in _judged():
+        if r["verdict"] != "breaks":
+            continue
+        item = by_id[(r["dataset"], r["item_id"])]
+        offered = Counter(
+            (slot.word.lower(), new.lower())
+            for slots in fam.slots(default_spec(item), item).values()
+            for slot in slots
+            for new in set(slot.synonyms)
+        )
+        subs = Counter((w.lower(), n.lower()) for w, n in r["substitutions"])
+        if all(offered[pair] >= k for pair, k in subs.items()):
+            still_offered.append((r["item_id"], sorted(subs)))
+    assert still_offered == []
+
+
+@pytest.mark.shared_data
 def test_shared_items_variants_keep_guards_and_round_trip(shared_items):
     picked = [shared_items[i] for i in np.random.default_rng(0).permutation(len(shared_items))]
     fam = make_family("lexical_substitution")
@@ -439,3 +464,32 @@ def test_demo_selection_has_lexical_variants_for_both_types(demo):
     for v in variants:
         if v.category == "lexical_substitution":
             oracle_round_trip(v)
+
+
+def test_a_question_quoting_an_option_keeps_the_quote():
+    """Function words are free to change even when an option has them, except inside a span
+    of the question that repeats an option text (the WVS items quote their scale's poles)."""
+    pole = "The government should take more responsibility"
+    item = Item(
+        "q108",
+        "demo",
+        "subjective",
+        f"Where would you place your view? 1 means: {pole}. 10 means: people should decide.",
+        (pole, "People should take more responsibility"),
+    )
+    fam = make_family("lexical_substitution")
+    words = [
+        s.word.lower() for slots in fam.slots(default_spec(item), item).values() for s in slots
+    ]
+    assert words.count("should") == 1  # the unquoted "people should decide" only
+    for vspec, _ in fam.perturb(default_spec(item), item, np.random.default_rng(0), 5):
+        assert pole in vspec.question
+
+
+@pytest.mark.parametrize(
+    ("params", "shown"),
+    [({"rate": True}, "True"), ({"rate": "abc"}, "'abc'"), ({"max_substitutions": 1.5}, "1.5")],
+)
+def test_parameters_of_the_wrong_type_are_one_study_error(params, shown):
+    with pytest.raises(StudyError, match=re.escape(f"not {shown}")):
+        make_family("lexical_substitution", **params)

@@ -31,12 +31,12 @@ opinion", "how often", "argues that"):
 items with          dev (337)           held_out (337)      all (674)
 ==================  ==================  ==================  ==================
 >= 1 variant        89%                 81%                 85%
->= 3 variants       62%                 54%                 58%
+>= 3 variants       61%                 53%                 57%
 ==================  ==================  ==================  ==================
 
 (Before the eleventh pass: 88 / 77 / 82% and 52 / 43 / 47%.) By dataset (all items,
->= 1 / >= 3): ARC 86/66%, MMLU 80/47%, Political Compass 84/53%, ValueBench 93/63%,
-WVS 78/58%. The items left out are mostly short questions without a form the lexicon can
+>= 1 / >= 3): ARC 86/65%, MMLU 80/47%, Political Compass 84/53%, ValueBench 93/62%,
+WVS 78/57%. The items left out are mostly short questions without a form the lexicon can
 change safely ("Planets orbit", "Do you believe in heaven?", abstract algebra statements)
 and WVS questions whose key word is also in the scale's options ("How important is work
 in your life?" with "Very important", ...: option words are guarded); every item with one
@@ -70,9 +70,21 @@ each drawn from the lexicon as it was then:
   all five datasets);
 - all 530: 94.5% (dev 96.0% of 275, held_out 92.9% of 255).
 
-The entries behind the 29 failures were then narrowed or removed; the test checks that
-none of the 29 is made any more and that at least 90% of the judged variants still made
-keep meaning and grammar (now 442 of the 530 are made again, and all 442 keep).
+The entries behind the 29 failures were then narrowed or removed. The tests check that
+none of the 29 is made any more, that for each of them at least one of its substitutions
+is no longer offered for its item (so it cannot return when other draws change), and that
+at least 90% of the judged variants still made keep meaning and grammar (now 429 of the
+530 are made again, and all 429 keep).
+
+An independent reviewer then read 40 further variants drawn at random from all items
+without seeing the judgements: 35 keep meaning and grammar (87.5%; 36 if "important to me"
+-> "important for me" is accepted, as the batches above had accepted it 14 times). The
+entries behind its failures ("a particular challenge" -> "a certain challenge", "function
+correctly" -> "function accurately", "best described as" -> "best portrayed as", and
+"important to me" -> "important for me", which in the value surveys' items shifts "I value"
+towards "good for me") are removed, and a span of the question that repeats an option text
+("The government should ...") is left as it is, function words included. Taken together,
+the judged precision is between 87.5% (the reviewer's sample) and 94.5% (the batches).
 
 The sentence-embedding check of earlier versions (all-MiniLM-L6-v2 cosine of instruction
 + question before and after, 0.94) is kept as an option, ``threshold``, but is off by
@@ -102,16 +114,17 @@ from perturbations.lexical_substitution.slots import (
     NEGATIONS,
     TASK_WORDS,
     Slot,
-    _at_sentence_start,
     find_slots,
     match_case,
     option_words,
+    quoted_spans,
     substitute,
 )
 from perturbations.similarity import Similarity, default_similarity, keep_similar
 from robustness.errors import StudyError
 from robustness.items import Item
 from robustness.prompts import PromptSpec
+from robustness.text_safety import shown
 
 __all__ = [
     "DEFAULT_PATH",
@@ -123,7 +136,6 @@ __all__ = [
     "LexicalSubstitution",
     "Lexicon",
     "Slot",
-    "_at_sentence_start",
     "default_lexicon",
     "find_slots",
     "option_words",
@@ -163,11 +175,16 @@ class LexicalSubstitution(Family):
         **params: Any,
     ) -> None:
         super().__init__(**params)
-        rate = float(self.params["rate"])
-        if not 0 < rate <= 1:
-            raise StudyError(f"lexical_substitution rate must be in (0, 1], got {rate}")
-        if int(self.params["max_substitutions"]) < 1:
-            raise StudyError("lexical_substitution max_substitutions must be >= 1")
+        rate, cap = self.params["rate"], self.params["max_substitutions"]
+        if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 < rate <= 1:
+            raise StudyError(
+                f"lexical_substitution rate must be a number in (0, 1], not {shown(rate)}"
+            )
+        if isinstance(cap, bool) or not isinstance(cap, int | np.integer) or cap < 1:
+            raise StudyError(
+                "lexical_substitution max_substitutions must be a whole number >= 1, "
+                f"not {shown(cap)}"
+            )
         self._similarity = similarity
         self.lexicon = lexicon or default_lexicon()
 
@@ -184,9 +201,17 @@ class LexicalSubstitution(Family):
     def slots(self, spec: PromptSpec, item: Item) -> dict[str, list[Slot]]:
         """Replaceable forms of the question (and the instruction), by part."""
         protected = option_words(item.options) | option_words(spec.options)
-        parts = {"question": find_slots(spec.question, self.lexicon, protected)}
+        texts = {"question": spec.question}
         if self.params["instruction"]:
-            parts["instruction"] = find_slots(spec.instruction, self.lexicon, protected)
+            texts["instruction"] = spec.instruction
+        parts = {}
+        for part, text in texts.items():
+            quoted = quoted_spans(text, [*item.options, *spec.options])
+            parts[part] = [
+                slot
+                for slot in find_slots(text, self.lexicon, protected)
+                if not any(slot.start < end and start < slot.end for start, end in quoted)
+            ]
         return {k: v for k, v in parts.items() if v}
 
     def candidates(

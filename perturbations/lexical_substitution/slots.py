@@ -32,6 +32,7 @@ __all__ = [
     "find_slots",
     "match_case",
     "option_words",
+    "quoted_spans",
     "substitute",
 ]
 
@@ -83,6 +84,23 @@ of in on at to for from by with about into onto upon over under between among th
 is are was were be been being am have has had do does did can could may might must shall
 should will would ought need
 """)
+
+
+def quoted_spans(text: str, options: Any) -> list[tuple[int, int]]:
+    """Where ``text`` quotes an option text of two words or more (case-insensitive): those
+    spans stay as they are, function words included, so a question that repeats an option
+    ("The government should ...") still matches it after the substitution."""
+    low = text.lower()
+    spans = []
+    for option in options:
+        needle = " ".join(str(option).split()).lower().rstrip(".")
+        if len(_WORD.findall(needle)) < 2:
+            continue
+        start = low.find(needle)
+        while start >= 0:
+            spans.append((start, start + len(needle)))
+            start = low.find(needle, start + 1)
+    return spans
 
 
 def option_words(options: Any) -> frozenset[str]:

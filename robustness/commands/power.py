@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from robustness.errors import StudyError
+from robustness.text_safety import for_console
 
 __all__ = ["parse_ints", "run_power"]
 
@@ -186,7 +187,7 @@ def _print(console: Console, table: pd.DataFrame, info: dict[str, Any], folder: 
     t = Table(title=f"Power at alpha = {info['alpha']:g} ({info['sims']} simulations each)")
     t.add_column("items per dataset", justify="right")
     for term in walds:
-        t.add_column(escape(str(term)), justify="right")
+        t.add_column(for_console(term), justify="right")
     if contrasts:
         t.add_column(f"{len(contrasts)} contrasts (min - max)", justify="right")
     for n, row in wide.iterrows():
@@ -197,12 +198,12 @@ def _print(console: Console, table: pd.DataFrame, info: dict[str, Any], folder: 
         t.add_row(str(n), *cells)
     console.print(t)
     for note in info["notes"]:
-        console.print(f"note: {escape(str(note))}")
+        console.print(f"note: {for_console(note)}")
     if "solve" in info:
         s = info["solve"]
         what = ", ".join(s["terms"])
         console.print(
-            f"smallest items per dataset with power >= {s['target']:g} for {escape(what)}: "
+            f"smallest items per dataset with power >= {s['target']:g} for {for_console(what)}: "
             + (str(s["items"]) if s["items"] is not None else "not reached")
         )
     console.print(f"written: {escape(str(folder / 'power.csv'))} and power_curve.png")

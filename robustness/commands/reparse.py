@@ -113,7 +113,7 @@ def reparse_table(
             "kept as they were: " + "; ".join(f"{n} rows ({why[k]})" for k, n in kept) + "."
         )
     for change, rows in zip(result.summary["change"], result.summary["rows"], strict=True):
-        console.print(f"  {rows:>7}  {escape(str(change))}")
+        console.print(f"  {rows:>7}  {for_console(change)}")
         if examples:
             sample = result.changes[result.changes["change"] == change].head(examples)
             for raw in sample["raw_output"]:

@@ -11,11 +11,15 @@ from analyses.numbers import fmt_p
 from robustness.report.headline import Headline, headline
 from robustness.report.render import to_html, to_latex, to_markdown
 from robustness.report.write import write_report
+from robustness.text_safety import escape_latex as latex_escape
+from robustness.text_safety import escape_markdown as md_escape
 
 __all__ = [
     "Headline",
     "fmt_p",
     "headline",
+    "latex_escape",
+    "md_escape",
     "to_html",
     "to_latex",
     "to_markdown",
