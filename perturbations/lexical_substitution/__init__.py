@@ -31,7 +31,7 @@ survey frames ("which of the following", "in your opinion", "how often", "argues
 ==================  ==================  ==================  ==================
 items with          dev (337)           held_out (337)      all (674)
 ==================  ==================  ==================  ==================
->= 1 variant        89%                 82%                 85%
+>= 1 variant        89%                 81%                 85%
 >= 3 variants       61%                 53%                 57%
 ==================  ==================  ==================  ==================
 
@@ -44,7 +44,7 @@ change safely ("Planets orbit", "Do you believe in heaven?", abstract algebra st
 and WVS questions whose key word is also in the scale's options ("How important is work
 in your life?" with "Very important", ...: option words are guarded); every item with one
 or two variants has a single replaceable form, so three variants need a form with three
-substitutes or a second form. The gap between the halves (89% vs 82%) measures how much
+substitutes or a second form. The gap between the halves (89% vs 81%) measures how much
 of the list fits the items it was written against. So issue 10's targets (90% and 60%)
 are not reached: about 85% is what a lexicon that refuses sense-dependent words reaches
 here. In ``make demo`` (bundled items, two variants each) 24 of 24 objective and 21 of
@@ -85,13 +85,18 @@ each drawn from the lexicon as it was then:
   problem (twice), and an older entry, "important job vacancies" -> "significant";
 - batch 9, the 3 variants (all of them) made by eight general frames added last ("help
   to" -> "help", "whether or not" -> "whether", "a wide range of", ...): all keep;
-- all 634: 94.0% (dev 94.7% of 320, held_out 93.3% of 314).
+- batch 10, 60 variants (seed 2035) drawn at random from all variants not yet judged,
+  after the fixes above, judged as strictly as batch 7: 57 keep, 95.0% (dev 28 of 30,
+  held_out 29 of 30; all five datasets). Failures: "penalise" -> "punish" in a Political
+  Compass item (harsher), "the genuinely disadvantaged" -> "the really disadvantaged"
+  (reads as degree), "rate yourself regarding" -> "about";
+- all 694: 94.1% (dev 94.6% of 350, held_out 93.6% of 344).
 
-The entries behind the 38 failures were then narrowed or removed. The tests check that
-none of the 38 is made any more, that for each of them at least one of its substitutions
+The entries behind the 41 failures were then narrowed or removed. The tests check that
+none of the 41 is made any more, that for each of them at least one of its substitutions
 is no longer offered for its item (so it cannot return when other draws change), and that
-at least 90% of the judged variants still made keep meaning and grammar (now 511 of the
-634 are made again, and all 511 keep).
+at least 90% of the judged variants still made keep meaning and grammar (now 566 of the
+694 are made again, and all 566 keep).
 
 An independent reviewer then read 40 further variants drawn at random from all items
 without seeing the judgements: 35 keep meaning and grammar (87.5%; 36 if "important to me"
@@ -101,10 +106,10 @@ correctly" -> "function accurately", "best described as" -> "best portrayed as",
 "important to me" -> "important for me", which in the value surveys' items shifts "I value"
 towards "good for me") are removed, and a span of the question that repeats an option text
 ("The government should ...") is left as it is, function words included. Taken together,
-the judged precision is between 87.5% (the reviewer's sample) and 94.0% (the batches); the
-samples drawn at random from all variants (batches 1, 2 and 7 and the reviewer's) give 409
-of 440, 93.0% (Wilson 95% interval 90-95%), each judged before the fixes it led to; batch
-7, the strictest, alone gives 93.3% (Wilson 84-97%: 60 variants cannot show 90% is met).
+the judged precision is between 87.5% (the reviewer's sample) and 94.1% (the batches); the
+samples drawn at random from all variants (batches 1, 2, 7 and 10 and the reviewer's) give
+466 of 500, 93.2% (Wilson 95% interval 90.6-95.1%), each judged before the fixes it led
+to; the two strict batches, 7 and 10, give 113 of 120, 94.2% (Wilson 88-97%).
 
 The sentence-embedding check of earlier versions (all-MiniLM-L6-v2 cosine of instruction
 + question before and after, 0.94) is kept as an option, ``threshold``, but is off by
