@@ -450,8 +450,8 @@ def test_demo_selection_has_lexical_variants_for_both_types(demo):
     """``make demo`` (12 items of each bundled dataset, two variants, seed 0): its agreement
     table counts an item only when it has two variants of the family (agreement needs two
     answers), so the number of items with two lexical variants is the number of items in
-    the family's rows: 15 objective and 21 subjective (of 24 each) measured; the quiz items
-    left ("Which city is the capital of Japan?") have one safe change only."""
+    the family's rows: 16 objective and 21 subjective (of 24 each) measured; the quiz items
+    left ("How many bits are in one byte?") have one safe change only."""
     from robustness.loaders import per_dataset
 
     items = per_dataset(demo, 12)
@@ -460,7 +460,7 @@ def test_demo_selection_has_lexical_variants_for_both_types(demo):
     one = Counter(it.dataset_type for it in items if made[it.item_id] >= 1)
     two = Counter(it.dataset_type for it in items if made[it.item_id] >= 2)
     assert one["objective"] > 20 and one["subjective"] > 20, one
-    assert two["objective"] >= 15 and two["subjective"] > 20, two
+    assert two["objective"] >= 16 and two["subjective"] > 20, two
     for v in variants:
         if v.category == "lexical_substitution":
             oracle_round_trip(v)

@@ -21,11 +21,12 @@ Measured on the 674 items of ../shared/data, default parameters, five variants, 
 (``python bench/perturb.py --only-lexical``, which prints these tables). The lexicon was
 written looking only at the ``dev`` half of each dataset (``halves`` in bench/perturb.py:
 items sorted by id, permuted with seed 2026, first half), never at the ``held_out`` half;
-its eleventh and twelfth passes were chosen from sources independent of the items: the
+its eleventh to thirteenth passes were chosen from sources independent of the items: the
 most frequent adverbs, adjectives and verbs of WordNet's SemCor counts without an entry
-(kept only where one substitute fits every common sense), contractions both ways ("it is"
-<-> "it's") and general exam and survey frames ("which of the following", "in your
-opinion", "how often", "argues that"):
+(kept only where one substitute fits every common sense: "hardly", "seldom", "thus",
+"determine which"), contractions both ways ("it is" <-> "it's") and general exam and
+survey frames ("which of the following", "in your opinion", "how often", "argues that",
+"assume that", "is called", "as it pertains to"):
 
 ==================  ==================  ==================  ==================
 items with          dev (337)           held_out (337)      all (674)
@@ -34,9 +35,11 @@ items with          dev (337)           held_out (337)      all (674)
 >= 3 variants       61%                 53%                 57%
 ==================  ==================  ==================  ==================
 
-(Before the eleventh pass: 88 / 77 / 82% and 52 / 43 / 47%.) By dataset (all items,
->= 1 / >= 3): ARC 86/65%, MMLU 80/47%, Political Compass 84/53%, ValueBench 93/62%,
-WVS 78/57%. The items left out are mostly short questions without a form the lexicon can
+(Before the eleventh pass: 88 / 77 / 82% and 52 / 43 / 47%; the thirteenth pass, 44
+lexicon lines, moved the figures by less than one point: what SemCor's frequent words
+without a sense-dependent synonym can still give is small.) By dataset (all items,
+>= 1 / >= 3): ARC 86/65%, MMLU 81/46%, Political Compass 84/52%, ValueBench 93/62%,
+WVS 78/58%. The items left out are mostly short questions without a form the lexicon can
 change safely ("Planets orbit", "Do you believe in heaven?", abstract algebra statements)
 and WVS questions whose key word is also in the scale's options ("How important is work
 in your life?" with "Very important", ...: option words are guarded); every item with one
@@ -46,8 +49,10 @@ of the list fits the items it was written against. So issue 10's targets (90% an
 are not reached: about 85% is what a lexicon that refuses sense-dependent words reaches
 here. In ``make demo`` (bundled items, two variants each) 24 of 24 objective and 21 of
 24 subjective items get a lexical variant, but the agreement table counts an item only
-with two variants of a family: 15 objective and 21 subjective items (the quiz questions
-left, "Which city is the capital of Japan?", have one safe change).
+with two variants of a family: 16 objective and 21 subjective items (the quiz questions
+left, "Which colour of visible light has the longest wavelength?", "How many bits are in
+one byte?", have one safe change, "Which" -> "What" or "How many" -> "What number of"),
+so the objective row misses the 20 of issue 10.
 
 Of the guards, the option-word guard removes 23 slots on the dev half (it keeps "How
 important is ..." apart from its "Very important" scale) and leaves 4 dev items without
@@ -68,13 +73,30 @@ each drawn from the lexicon as it was then:
 - batches 4-6, 150 variants (seeds 2029-2031) with a substitution the lexicon before
   the eleventh pass could not make: 147 keep, 98.0% (dev 70 of 72, held_out 77 of 78;
   all five datasets);
-- all 530: 94.5% (dev 96.0% of 275, held_out 92.9% of 255).
+- batch 7, 60 variants (seed 2032) drawn at random from all variants not yet judged,
+  judged strictly (a nuance a respondent could answer differently counts as a failure):
+  56 keep, 93.3% (dev 29 of 32, held_out 27 of 28; all five datasets). Failures:
+  "carried out" -> "conducted" for a biological function, "the previous 8-10 weeks" ->
+  "the earlier", "excluded from" -> "kept out of the possibility", "in charge" -> "in
+  control" in a power-value item;
+- batch 8, 41 variants (seed 2033) with a substitution of the thirteenth pass: 36 keep,
+  87.8% (dev 10 of 13, held_out 26 of 28). Failures: "What determines where" -> "What
+  finds out / works out where" (causal "determine"), "Presume that" opening a physics
+  problem (twice), and an older entry, "important job vacancies" -> "significant";
+- batch 9, the 3 variants (all of them) made by eight general frames added last ("help
+  to" -> "help", "whether or not" -> "whether", "a wide range of", ...): all keep;
+- batch 10, 60 variants (seed 2035) drawn at random from all variants not yet judged,
+  after the fixes above, judged as strictly as batch 7: 57 keep, 95.0% (dev 28 of 30,
+  held_out 29 of 30; all five datasets). Failures: "penalise" -> "punish" in a Political
+  Compass item (harsher), "the genuinely disadvantaged" -> "the really disadvantaged"
+  (reads as degree), "rate yourself regarding" -> "about";
+- all 694: 94.1% (dev 94.6% of 350, held_out 93.6% of 344).
 
-The entries behind the 29 failures were then narrowed or removed. The tests check that
-none of the 29 is made any more, that for each of them at least one of its substitutions
+The entries behind the 41 failures were then narrowed or removed. The tests check that
+none of the 41 is made any more, that for each of them at least one of its substitutions
 is no longer offered for its item (so it cannot return when other draws change), and that
-at least 90% of the judged variants still made keep meaning and grammar (now 429 of the
-530 are made again, and all 429 keep).
+at least 90% of the judged variants still made keep meaning and grammar (now 566 of the
+694 are made again, and all 566 keep).
 
 An independent reviewer then read 40 further variants drawn at random from all items
 without seeing the judgements: 35 keep meaning and grammar (87.5%; 36 if "important to me"
@@ -84,7 +106,10 @@ correctly" -> "function accurately", "best described as" -> "best portrayed as",
 "important to me" -> "important for me", which in the value surveys' items shifts "I value"
 towards "good for me") are removed, and a span of the question that repeats an option text
 ("The government should ...") is left as it is, function words included. Taken together,
-the judged precision is between 87.5% (the reviewer's sample) and 94.5% (the batches).
+the judged precision is between 87.5% (the reviewer's sample) and 94.1% (the batches); the
+samples drawn at random from all variants (batches 1, 2, 7 and 10 and the reviewer's) give
+466 of 500, 93.2% (Wilson 95% interval 90.6-95.1%), each judged before the fixes it led
+to; the two strict batches, 7 and 10, give 113 of 120, 94.2% (Wilson 88-97%).
 
 The sentence-embedding check of earlier versions (all-MiniLM-L6-v2 cosine of instruction
 + question before and after, 0.94) is kept as an option, ``threshold``, but is off by
@@ -92,7 +117,7 @@ default: on batch 1 it separates good from bad variants at AUC 0.55 (medians 0.9
 0.989); at 0.94 it drops 8% of the good variants and 18% of the bad ones, raising
 precision from 92.6% to 93.3%, and costs about a minute of embedding per run.
 
-Speed: all 674 items x 5 variants in 3-6 s on one core (target 180 s, issue 10).
+Speed: all 674 items x 5 variants in 2-6 s on one core (target 180 s, issue 10).
 """
 
 from __future__ import annotations
