@@ -493,3 +493,17 @@ def test_a_question_quoting_an_option_keeps_the_quote():
 def test_parameters_of_the_wrong_type_are_one_study_error(params, shown):
     with pytest.raises(StudyError, match=re.escape(f"not {shown}")):
         make_family("lexical_substitution", **params)
+
+
+def test_quoted_spans_are_positions_in_the_text_as_written():
+    from perturbations.lexical_substitution.slots import quoted_spans
+
+    text = "Pick one: The Government should act."
+    assert [text[a:b] for a, b in quoted_spans(text, ["the government should act."])] == [
+        "The Government should act"
+    ]
+    odd = "İ: the government should act"  # "İ".lower() is two characters long
+    assert [odd[a:b] for a, b in quoted_spans(odd, ["the government should act"])] == [
+        "the government should act"
+    ]
+    assert quoted_spans(text, ["act"]) == []  # one word: option_words guards it already

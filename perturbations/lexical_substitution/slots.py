@@ -91,9 +91,13 @@ def quoted_spans(text: str, options: Any) -> list[tuple[int, int]]:
     spans stay as they are, function words included, so a question that repeats an option
     ("The government should ...") still matches it after the substitution."""
     low = text.lower()
+    fold = len(low) == len(text)  # else a letter whose lower case is longer ("İ"): as written
+    if not fold:
+        low = text
     spans = []
     for option in options:
-        needle = " ".join(str(option).split()).lower().rstrip(".")
+        needle = " ".join(str(option).split()).rstrip(".")
+        needle = needle.lower() if fold else needle
         if len(_WORD.findall(needle)) < 2:
             continue
         start = low.find(needle)
