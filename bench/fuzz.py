@@ -66,6 +66,7 @@ from helpers.hostile_tables import (  # noqa: E402
     unsafe_output,
     write_hostile,
 )
+from helpers.tables import one_item_table  # noqa: E402
 
 from analyses.formula import FormulaError, parse_formula  # noqa: E402
 from robustness.errors import RobustnessError  # noqa: E402
@@ -355,40 +356,8 @@ def study_text(rng: np.random.Generator) -> str:
     return mutate_text(text, rng, 2) if rng.random() < 0.3 else text
 
 
-def base_table(n: int = 6) -> pd.DataFrame:
-    cats = ["original"] + ["framing"] * (n - 1)
-    return pd.DataFrame(
-        {
-            "study": "s",
-            "model": "m",
-            "dataset": "d",
-            "dataset_type": "objective",
-            "item_id": "q1",
-            "category": cats,
-            "variant_id": [f"{c}/{i}" for i, c in enumerate(cats)],
-            "params": "{}",
-            "prompt_sha": "x",
-            "shots": 0,
-            "mode": "choice",
-            "raw_output": "B",
-            "label": "B",
-            "answer": 1,
-            "valid": True,
-            "invalid_reason": None,
-            "gold": 1,
-            "correct": True,
-            "option_probs": [[0.1, 0.7, 0.1, 0.1]] * n,
-            "confidence": 0.5,
-            "latency_ms": 3.0,
-            "seed": 0,
-            "scale": "nominal",
-            "n_options": 4,
-        }
-    )
-
-
 def mutated_table(rng: np.random.Generator) -> pd.DataFrame:
-    t = base_table().astype(object)
+    t = one_item_table(6).astype(object)
     for _ in range(int(rng.integers(1, 4))):
         op = int(rng.integers(0, 6))
         col = str(rng.choice(list(t.columns)))

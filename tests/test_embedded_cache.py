@@ -9,28 +9,14 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers.tiny import tiny_model, tiny_tokenizer
+from helpers.tiny import fake_gguf as install_fake_gguf
 
 from robustness.runners import embedded
 
 
 @pytest.fixture
 def fake_gguf(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> tuple[Path, list[object]]:
-    source = tmp_path / "pkg" / "fake.gguf"
-    source.parent.mkdir()
-    source.write_bytes(b"GGUF" + bytes(range(256)) * 4)
-    loaded: list[object] = []
-
-    def load(_: Path | None = None) -> tuple[object, object]:
-        tokenizer = tiny_tokenizer()
-        model = tiny_model(len(tokenizer), seed=11)
-        loaded.append(model)
-        return model, tokenizer
-
-    monkeypatch.setattr(embedded, "gguf_path", lambda: source)
-    monkeypatch.setattr(embedded, "load_gguf", load)
-    monkeypatch.setattr(embedded, "_ANNOUNCED", set())
-    return source, loaded
+    return install_fake_gguf(monkeypatch, tmp_path / "pkg")
 
 
 def folders(root: Path) -> list[str]:

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from helpers.tiny import tiny_model, tiny_tokenizer
+from helpers.tiny import fake_gguf as install_fake_gguf
 
 from robustness.errors import ModelError
 from robustness.runners import embedded, make_runner, noise_floor
@@ -41,19 +41,7 @@ def test_gguf_is_found_without_importing_the_package() -> None:
 @pytest.fixture
 def fake_gguf(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[object]:
     """Stand in a tiny model for the GGUF so conversion logic runs in a second."""
-    source = tmp_path / "fake.gguf"
-    source.write_bytes(b"GGUF" + bytes(range(256)) * 4)
-    loaded: list[object] = []
-
-    def load(_: Path | None = None) -> tuple[object, object]:
-        tokenizer = tiny_tokenizer()
-        model = tiny_model(len(tokenizer), seed=11)
-        loaded.append(model)
-        return model, tokenizer
-
-    monkeypatch.setattr(embedded, "gguf_path", lambda: source)
-    monkeypatch.setattr(embedded, "load_gguf", load)
-    return loaded
+    return install_fake_gguf(monkeypatch, tmp_path)[1]
 
 
 def test_conversion_is_reused_and_bit_identical(fake_gguf: list[object], tmp_path: Path) -> None:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
+from helpers.tables import one_item_table as table
 
 from robustness.errors import TableError
 from robustness.table import (
@@ -15,37 +15,6 @@ from robustness.table import (
     write_csv,
     write_parquet,
 )
-
-
-def table(n: int = 4) -> pd.DataFrame:
-    return pd.DataFrame(
-        {
-            "study": "s",
-            "model": "m",
-            "dataset": "d",
-            "dataset_type": "objective",
-            "item_id": "q1",
-            "category": ["original"] + ["framing"] * (n - 1),
-            "variant_id": ["original/0"] + [f"framing/{i}" for i in range(n - 1)],
-            "params": "{}",
-            "prompt_sha": "x",
-            "shots": 0,
-            "mode": "choice",
-            "raw_output": "B",
-            "label": "B",
-            "answer": 1,
-            "valid": True,
-            "invalid_reason": None,
-            "gold": 1,
-            "correct": True,
-            "option_probs": [[0.1, 0.7, 0.1, 0.1]] * n,
-            "confidence": 0.5,
-            "latency_ms": 3.0,
-            "seed": 0,
-            "scale": "nominal",
-            "n_options": 4,
-        }
-    )
 
 
 def test_a_good_table_passes_and_keeps_extra_columns():

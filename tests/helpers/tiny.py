@@ -114,3 +114,29 @@ def save_tiny_model(folder: Path, seed: int = 0) -> Path:
     tiny_model(len(tokenizer), seed, **ONE_LAYER).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
+
+
+def fake_gguf(monkeypatch: Any, folder: Path) -> tuple[Path, list[Any]]:
+    """Stand a tiny model in for the embedded GGUF, so the conversion logic runs in a second.
+
+    Writes a small fake ``fake.gguf`` in ``folder``, points ``embedded.gguf_path`` at it and
+    makes ``embedded.load_gguf`` return a tiny model (seed 11); returns the file and the list
+    of models loaded so far (one per conversion). The "converted to ..." line is reset, so
+    each test sees it once."""
+    from robustness.runners import embedded
+
+    source = folder / "fake.gguf"
+    source.parent.mkdir(parents=True, exist_ok=True)
+    source.write_bytes(b"GGUF" + bytes(range(256)) * 4)
+    loaded: list[Any] = []
+
+    def load(_: Path | None = None) -> tuple[Any, Any]:
+        tokenizer = tiny_tokenizer()
+        model = tiny_model(len(tokenizer), seed=11)
+        loaded.append(model)
+        return model, tokenizer
+
+    monkeypatch.setattr(embedded, "gguf_path", lambda: source)
+    monkeypatch.setattr(embedded, "load_gguf", load)
+    monkeypatch.setattr(embedded, "_ANNOUNCED", set())
+    return source, loaded
