@@ -154,6 +154,24 @@ def test_context_rules_part_of_speech_cues_and_possessives():
     assert _slot_words("The student’s book and the student's pen.") == []
 
 
+def test_opens_rule_limits_a_form_to_a_sentence_that_opens_so():
+    """``opens=how_many``: the form changes only in a sentence whose words before it open
+    with "how many" ("How many bits are in a byte?"), not in another sentence, nor when it
+    opens the sentence itself or the sentence opens otherwise."""
+    lex = small_lexicon("x\tare_in\tare_there_in\topens=how_many,why")
+    assert parse_line("x\tare_in\tare_there_in\topens=how_many,why", 1)[0].context.opens == {
+        ("how", "many"),
+        ("why",),
+    }
+    assert _slot_words("How many bits are in one byte?", lexicon=lex) == ["are in"]
+    assert _slot_words("Bits are in bytes. How many are in a word?", lexicon=lex) == ["are in"]
+    assert _slot_words("How many? Bits are in bytes.", lexicon=lex) == []
+    assert _slot_words("Tell me how many bits are in a byte.", lexicon=lex) == []
+    assert _slot_words("Are in it. Why they are in it", lexicon=lex) == ["are in"]
+    real = find_slots("How many bits are in one byte?", default_lexicon(), frozenset())
+    assert [s.word for s in real] == ["How many", "are in"]
+
+
 def test_longest_form_wins_and_forms_do_not_overlap():
     slots = find_slots("It will most likely rain.", small_lexicon(), frozenset())
     assert [(s.word, s.synonyms) for s in slots] == [("most likely", ("most probably",))]
@@ -450,8 +468,10 @@ def test_demo_selection_has_lexical_variants_for_both_types(demo):
     """``make demo`` (12 items of each bundled dataset, two variants, seed 0): its agreement
     table counts an item only when it has two variants of the family (agreement needs two
     answers), so the number of items with two lexical variants is the number of items in
-    the family's rows: 16 objective and 21 subjective (of 24 each) measured; the quiz items
-    left ("How many bits are in one byte?") have one safe change only."""
+    the family's rows: 21 objective and 21 subjective (of 24 each) measured; the quiz items
+    left ("How many chambers does the human heart have?", "Which colour of visible light has
+    the longest wavelength?", "What is the pH of pure water at room temperature?") have one
+    safe change only."""
     from robustness.loaders import per_dataset
 
     items = per_dataset(demo, 12)
@@ -460,7 +480,7 @@ def test_demo_selection_has_lexical_variants_for_both_types(demo):
     one = Counter(it.dataset_type for it in items if made[it.item_id] >= 1)
     two = Counter(it.dataset_type for it in items if made[it.item_id] >= 2)
     assert one["objective"] > 20 and one["subjective"] > 20, one
-    assert two["objective"] >= 16 and two["subjective"] > 20, two
+    assert two["objective"] > 20 and two["subjective"] > 20, two
     for v in variants:
         if v.category == "lexical_substitution":
             oracle_round_trip(v)

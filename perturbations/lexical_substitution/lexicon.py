@@ -19,8 +19,10 @@ tab-separated columns; ``#`` starts a comment line::
   ``!prev=a,b`` (it is none of these), ``next=...`` and ``!next=...`` likewise for the
   word after, ``!near=a,b`` (none of the :data:`NEAR` words after the form is one of
   these: "which of the following are" is plural), ``near=a,b`` (one of them is),
-  ``start`` (the form opens a sentence) and ``!start`` (it does not). An item ``*ed``
-  matches every word ending in "ed".
+  ``start`` (the form opens a sentence) and ``!start`` (it does not), and ``opens=a_b,c``
+  (the sentence holding the form, before the form, opens with one of these words or
+  phrases, ``_`` joining words: ``are_in`` -> ``are_there_in`` only in a sentence that
+  opens with "how many"). An item ``*ed`` matches every word ending in "ed".
 """
 
 from __future__ import annotations
@@ -57,11 +59,22 @@ class Context:
     near: frozenset[str] | None = None
     start: bool = False
     not_start: bool = False
+    opens: frozenset[tuple[str, ...]] | None = None
 
-    def fits(self, prev: str, nxt: str, at_start: bool, following: tuple[str, ...] = ()) -> bool:
-        """True when the neighbours ``prev`` and ``nxt`` ("" for none), and the words
-        ``following`` the form, satisfy every rule."""
+    def fits(
+        self,
+        prev: str,
+        nxt: str,
+        at_start: bool,
+        following: tuple[str, ...] = (),
+        opening: tuple[str, ...] = (),
+    ) -> bool:
+        """True when the neighbours ``prev`` and ``nxt`` ("" for none), the words
+        ``following`` the form and the words ``opening`` its sentence before it (lowercase)
+        satisfy every rule."""
         if (self.start and not at_start) or (self.not_start and at_start):
+            return False
+        if self.opens is not None and not any(opening[: len(p)] == p for p in self.opens):
             return False
         if self.near is not None and not any(w in self.near for w in following[:NEAR]):
             return False
@@ -103,14 +116,20 @@ def _parse_context(text: str, where: str) -> Context:
             "!next": "not_next",
             "!near": "not_near",
             "near": "near",
+            "opens": "opens",
         }
         if not sep or key not in names:
             raise StudyError(
                 f"{where}: unknown context rule {token!r}; use prev=, !prev=, next=, !next=, "
-                "near=, !near=, start or !start."
+                "near=, !near=, opens=, start or !start."
             )
-        words = frozenset(value.split(","))
         field = names[key]
+        if field == "opens":
+            phrases = frozenset(tuple(p.split("_")) for p in value.split(",") if p)
+            old = fields.get(field)
+            fields[field] = phrases | old if isinstance(old, frozenset) else phrases
+            continue
+        words = frozenset(value.split(","))
         old = fields.get(field)
         fields[field] = words | old if isinstance(old, frozenset) else words  # repeated: union
     return Context(**fields)  # type: ignore[arg-type]

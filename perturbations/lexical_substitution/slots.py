@@ -141,6 +141,15 @@ def _possessive(text: str, end: int) -> bool:
     return text[end] in "'’" and end + 1 < len(text) and text[end + 1].isalpha()
 
 
+def _opening(text: str, tokens: list[re.Match[str]], i: int) -> tuple[str, ...]:
+    """The lowercase words of the sentence holding token ``i``, before it (none when ``i``
+    opens its sentence or the sentence start lies more than ``3 * NEAR`` words back)."""
+    for k in range(i, max(-1, i - 1 - 3 * NEAR), -1):
+        if _at_sentence_start(text, tokens[k].start()):
+            return tuple(t.group().lower() for t in tokens[k:i])
+    return ()
+
+
 def _pos_fits(pos: str, prev: str) -> bool:
     if pos == "v":
         return prev not in NOUN_CUES
@@ -220,8 +229,9 @@ def find_slots(text: str, lexicon: Lexicon, protected: frozenset[str]) -> list[S
                 continue
             prev, nxt = _neighbours(text, m.start(), end)
             following = tuple(t.group().lower() for t in tokens[i + n : i + n + NEAR])
+            opening = _opening(text, tokens, i) if entry.context.opens is not None else ()
             if not _pos_fits(entry.pos, prev) or not entry.context.fits(
-                prev, nxt, at_start, following
+                prev, nxt, at_start, following, opening
             ):
                 continue
             size = n
