@@ -143,6 +143,47 @@ def test_guards_allow_capitals_only_at_sentence_start():
     assert _slot_words("It is which one.") == []  # "which" only at the start
 
 
+def test_pronoun_i_may_open_or_join_a_form_and_stays_capitalised():
+    """ "I" is no name: a form may start with it anywhere or hold it, and a substitute written
+    in lower case comes out with "I"; other capitalised words inside a sentence stay names."""
+    lex = small_lexicon("x\ti_am\ti'm\nx\tif_i_were\tif_i_was\nx\tian_is\tian's")
+    text = "I am here. Tell them I am fine if I were asked, as Ian is out and ian is."
+    slots = find_slots(text, lex, frozenset())
+    assert [s.word for s in slots] == ["I am", "I am", "if I were", "ian is"]
+    out = substitute(text, [(s, s.synonyms[0]) for s in slots])
+    assert out == "I'm here. Tell them I'm fine if I was asked, as Ian is out and ian's."
+
+
+def test_negation_kept_forms_change_only_into_their_listed_negations():
+    """The one exception to the negation guard (slots.KEEPS_NEGATION): "no one" may become
+    "nobody" and back, and nothing else, whatever the lexicon says; the negation survives in
+    every variant; other negations stay refused; an option word "No" stays as it is."""
+    from perturbations.lexical_substitution.slots import KEEPS_NEGATION
+
+    assert KEEPS_NEGATION["no one"] == {"nobody"} and KEEPS_NEGATION["nobody"] == {"no one"}
+    lex = small_lexicon(
+        "x\tno_one\tsomeone | nobody\tnext=can\nx\tnobody\teveryone | no_one\n"
+        "x\tnot\tnever\nx\tno_longer\tstill"
+    )
+    text = "No one can tell. Nobody knows. It is not no longer so; no one answer fits."
+    slots = find_slots(text, lex, frozenset())
+    assert [(s.word, s.synonyms) for s in slots] == [
+        ("No one", ("nobody",)),
+        ("Nobody", ("no one",)),
+    ]
+    assert find_slots(text, lex, frozenset({"no"})) == [slots[1]]  # "No" is an option word
+    item = Item(
+        "n1", "demo", "subjective", "No one can feel naturally homosexual.", ("Agree", "Disagree")
+    )
+    fam = make_family("lexical_substitution")
+    out = fam.perturb(default_spec(item), item, family_rng(0, item, fam.name), 5)
+    nobody = "Nobody can feel naturally homosexual."
+    assert nobody in {s.question for s, _ in out} <= {item.question, nobody}
+    for vspec, _ in out:
+        assert set(re.findall(r"[a-z]+", vspec.question.lower())) & NEGATIONS
+    assert _slot_words("There is no one answer.", lexicon=default_lexicon()) == []
+
+
 def test_context_rules_part_of_speech_cues_and_possessives():
     assert _slot_words("They require to go.") == []  # !next=to
     assert _slot_words("They require food.") == ["require"]

@@ -8,9 +8,13 @@ A form of the lexicon is replaceable at a place of a text when every one of its 
   vets such a frame as a whole) and no word of any option text (function words,
   :data:`FUNCTION_WORDS`, excepted),
 - is lowercase, except a capitalised first word that opens a sentence (a capitalised
-  word elsewhere is taken for a name),
+  word elsewhere is taken for a name) and the pronoun "I" ("I", "I'm", ...) anywhere,
 
 and the entry's part of speech and context rules accept the neighbouring words.
+
+The one exception to the negation guard is :data:`KEEPS_NEGATION`: a few forms holding a
+negation ("no one") that may become a substitute listed there, each holding the same
+negation in another word ("nobody"); any other substitute the lexicon gives them is refused.
 """
 
 from __future__ import annotations
@@ -19,10 +23,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from perturbations.lexical_substitution.lexicon import NEAR, Lexicon
+from perturbations.lexical_substitution.lexicon import NEAR, Entry, Lexicon
 
 __all__ = [
     "FUNCTION_WORDS",
+    "KEEPS_NEGATION",
     "NEGATIONS",
     "NOUN_CUES",
     "PHRASE",
@@ -46,6 +51,14 @@ NEGATIONS = _wordset("""
 not no nor never none nothing neither nobody nowhere cannot without except only
 hardly scarcely barely seldom rarely lack lacks lacking absent fail fails failed
 """)
+
+#: Negation-bearing forms that may change, each with the only substitutes allowed: every one
+#: keeps the negation in another word. The lexicon's context rules still apply ("no one" is
+#: a pronoun only before a verb or the end of a clause: "no one answer" is not "nobody").
+KEEPS_NEGATION: dict[str, frozenset[str]] = {
+    "no one": frozenset({"nobody"}),
+    "nobody": frozenset({"no one"}),
+}
 
 #: Words that name the task or the answer format (instruction and question alike).
 TASK_WORDS = _wordset("""
@@ -179,14 +192,39 @@ def _free_in_phrase(word: str, protected: frozenset[str]) -> bool:
     return word not in NEGATIONS and word not in protected
 
 
+def _free_but_negation(word: str, protected: frozenset[str]) -> bool:
+    """Like :func:`_free`, but a negation is allowed (forms of :data:`KEEPS_NEGATION`)."""
+    return word not in TASK_WORDS and word not in protected
+
+
+def _pronoun_i(word: str) -> bool:
+    """True for the pronoun "I" and its contractions ("I'm", "I'd"): capitalised, no name."""
+    return word == "I" or (word[:2] == "I'" and word[2:].islower())
+
+
 def _match_words(text: str, tokens: list[re.Match[str]], i: int, n: int) -> bool:
     """True when tokens i..i+n-1 are lowercase-or-first words joined by single spaces."""
     if i + n > len(tokens):
         return False
     for k in range(i + 1, i + n):
-        if text[tokens[k - 1].end() : tokens[k].start()] != " " or not tokens[k].group().islower():
+        word = tokens[k].group()
+        if text[tokens[k - 1].end() : tokens[k].start()] != " " or not (
+            word.islower() or _pronoun_i(word)
+        ):
             return False
     return True
+
+
+def _first_entries(word: str, lexicon: Lexicon, protected: frozenset[str]) -> list[Entry]:
+    """The entries that may start at ``word``: all when it is free, else (a negation that is
+    no option word) only those of :data:`KEEPS_NEGATION`."""
+    entries = lexicon.candidates(word.lower())
+    if _free(word, protected):
+        return entries
+    lower = word.lower()
+    if lower in NEGATIONS and lower not in protected and lower not in TASK_WORDS:
+        return [e for e in entries if e.form in KEEPS_NEGATION]
+    return []
 
 
 def find_slots(text: str, lexicon: Lexicon, protected: frozenset[str]) -> list[Slot]:
@@ -202,11 +240,11 @@ def find_slots(text: str, lexicon: Lexicon, protected: frozenset[str]) -> list[S
         m = tokens[i]
         word = m.group()
         taken = 1
-        entries = lexicon.candidates(word.lower()) if _free(word, protected) else []
+        entries = _first_entries(word, lexicon, protected)
         if entries and m.start() > 0 and text[m.start() - 1] not in _BEFORE_OK:
             entries = []
         at_start = False
-        if entries and word != word.lower():
+        if entries and word != word.lower() and not _pronoun_i(word):
             capitalised = word[0].isupper() and word[1:].islower()
             at_start = capitalised and _at_sentence_start(text, m.start())
             entries = entries if at_start else []
@@ -222,6 +260,9 @@ def find_slots(text: str, lexicon: Lexicon, protected: frozenset[str]) -> list[S
                 continue
             words = [t.group().lower() for t in tokens[i : i + n]]
             free = _free_in_phrase if n >= PHRASE else _free
+            keeps = KEEPS_NEGATION.get(entry.form)
+            if keeps is not None:  # the negation guard is lifted for this form only
+                free = _free_but_negation
             if tuple(words) != entry.words or not all(free(w, protected) for w in words[1:]):
                 continue
             end = tokens[i + n - 1].end()
@@ -234,8 +275,13 @@ def find_slots(text: str, lexicon: Lexicon, protected: frozenset[str]) -> list[S
                 prev, nxt, at_start, following, opening
             ):
                 continue
+            news = (
+                entry.substitutes if keeps is None else [s for s in entry.substitutes if s in keeps]
+            )
+            if not news:
+                continue
             size = n
-            found.extend(s for s in entry.substitutes if s not in found)
+            found.extend(s for s in news if s not in found)
         if found:
             end = tokens[i + size - 1].end()
             label = " ".join(t.group().lower() for t in tokens[i : i + size])
@@ -245,8 +291,12 @@ def find_slots(text: str, lexicon: Lexicon, protected: frozenset[str]) -> list[S
     return slots
 
 
+_LOWER_I = re.compile(r"(?<![A-Za-z'])i(?=$|[ '])")
+
+
 def match_case(new: str, old: str) -> str:
-    """``new`` with a capital first letter when ``old`` has one."""
+    """``new`` with a capital first letter when ``old`` has one, and "I" capitalised."""
+    new = _LOWER_I.sub("I", new)
     return new[:1].upper() + new[1:] if old[:1].isupper() else new
 
 
