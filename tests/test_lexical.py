@@ -152,6 +152,11 @@ def test_pronoun_i_may_open_or_join_a_form_and_stays_capitalised():
     assert [s.word for s in slots] == ["I am", "I am", "if I were", "ian is"]
     out = substitute(text, [(s, s.synonyms[0]) for s in slots])
     assert out == "I'm here. Tell them I'm fine if I was asked, as Ian is out and ian's."
+    # a Roman numeral after a capitalised word ("Statement I", "World War I") is no pronoun
+    real = default_lexicon()
+    for numeral in ("Statement I would be true.", "Phase I will take a year."):
+        assert [s.word for s in find_slots(numeral, real, frozenset())] == [], numeral
+    assert [s.word for s in find_slots("Yes, I would like tea.", real, frozenset())] == ["I would"]
 
 
 def test_negation_kept_forms_change_only_into_their_listed_negations():
