@@ -84,6 +84,10 @@ def test_lexicon_file_parses_and_says_whose_it_is():
         ("q\tcar\tauto", "unknown part of speech 'q'"),
         ("n\tcar cars\tauto", "2 forms but 1 substitutes"),
         ("n\tcar\tauto\tbefore=the", "unknown context rule 'before=the'"),
+        ("x\tare_in\tare_there_in\topens=", "opens= takes lowercase words"),
+        ("x\tare_in\tare_there_in\topens=how_many,", "not '' in 'opens=how_many,'"),
+        ("x\tare_in\tare_there_in\topens=How_many", "not 'How_many'"),
+        ("x\tare_in\tare_there_in\topens=how__many", "not 'how__many'"),
     ],
 )
 def test_bad_lexicon_lines_are_one_clear_error(line, message):
