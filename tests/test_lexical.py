@@ -222,6 +222,32 @@ def test_opens_rule_limits_a_form_to_a_sentence_that_opens_so():
     assert [s.word for s in real] == ["How many", "are in"]
 
 
+def _changes(text: str) -> set[str]:
+    """Every text that one slot of the default lexicon makes from ``text``."""
+    slots = find_slots(text, default_lexicon(), frozenset())
+    return {substitute(text, [(s, new)]) for s in slots for new in s.synonyms}
+
+
+#: Sentences outside the items where an entry of lexicon pass 14 broke meaning or grammar
+#: (found in review): (text, the broken change, an intended change still made or None).
+PASS_14_MISFIRES = [
+    (  # "data point" is a noun (statistics): "data point to" -> "data indicate"
+        "The data point to the right of the line is an outlier.",
+        "The data indicate the right of the line is an outlier.",
+        None,
+    ),
+    ("The results point to a clear cause.", "", "The results indicate a clear cause."),
+    # end of PASS_14_MISFIRES
+]
+
+
+@pytest.mark.parametrize(("text", "bad", "good"), PASS_14_MISFIRES)
+def test_pass_14_entries_refuse_the_readings_they_would_break(text, bad, good):
+    made = _changes(text)
+    assert bad not in made, made
+    assert good is None or good in made, made
+
+
 def test_longest_form_wins_and_forms_do_not_overlap():
     slots = find_slots("It will most likely rain.", small_lexicon(), frozenset())
     assert [(s.word, s.synonyms) for s in slots] == [("most likely", ("most probably",))]
