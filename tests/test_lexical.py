@@ -237,6 +237,13 @@ PASS_14_MISFIRES = [
         None,
     ),
     ("The results point to a clear cause.", "", "The results indicate a clear cause."),
+    (  # "globally" in mathematics (optimum, convergence) is no place on Earth
+        "The function attains its maximum globally at x = 0.",
+        "The function attains its maximum worldwide at x = 0.",
+        None,
+    ),
+    ("The method converges globally.", "The method converges worldwide.", None),
+    ("Temperatures have risen globally.", "", "Temperatures have risen worldwide."),
     # end of PASS_14_MISFIRES
 ]
 
