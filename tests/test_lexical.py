@@ -244,6 +244,13 @@ PASS_14_MISFIRES = [
     ),
     ("The method converges globally.", "The method converges worldwide.", None),
     ("Temperatures have risen globally.", "", "Temperatures have risen worldwide."),
+    (  # "the world of finance" is no place: "worldwide of finance"
+        "Changes spread throughout the world of finance.",
+        "Changes spread worldwide of finance.",
+        None,
+    ),
+    ("Rules differ across the world of sport.", "Rules differ worldwide of sport.", None),
+    ("It is found throughout the world.", "", "It is found worldwide."),
     # end of PASS_14_MISFIRES
 ]
 
