@@ -251,6 +251,13 @@ PASS_14_MISFIRES = [
     ),
     ("Rules differ across the world of sport.", "Rules differ worldwide of sport.", None),
     ("It is found throughout the world.", "", "It is found worldwide."),
+    (  # "use up to three" is "use at most three", not "use up"
+        "You can use up to three attempts.",
+        "You can consume to three attempts.",
+        None,
+    ),
+    ("The engine used up to 5 liters of fuel.", "The engine consumed to 5 liters of fuel.", None),
+    ("The plant used up the water.", "", "The plant consumed the water."),
     # end of PASS_14_MISFIRES
 ]
 
