@@ -258,6 +258,13 @@ PASS_14_MISFIRES = [
     ),
     ("The engine used up to 5 liters of fuel.", "The engine consumed to 5 liters of fuel.", None),
     ("The plant used up the water.", "", "The plant consumed the water."),
+    (  # "several" as a pronoun: "a number of" needs its noun
+        "Several have argued that taxes are too high.",
+        "A number of have argued that taxes are too high.",
+        None,
+    ),
+    ("Several could not attend.", "A number of could not attend.", None),
+    ("Several students agree.", "", "A number of students agree."),
     # end of PASS_14_MISFIRES
 ]
 
