@@ -265,6 +265,12 @@ PASS_14_MISFIRES = [
     ),
     ("Several could not attend.", "A number of could not attend.", None),
     ("Several students agree.", "", "A number of students agree."),
+    (  # closeness between people is no distance
+        "Which family member are you closest to?",
+        "Which family member are you nearest to?",
+        None,
+    ),
+    ("Which planet is closest to the sun?", "", "Which planet is nearest to the sun?"),
     # end of PASS_14_MISFIRES
 ]
 
