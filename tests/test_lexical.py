@@ -271,6 +271,17 @@ PASS_14_MISFIRES = [
         None,
     ),
     ("Which planet is closest to the sun?", "", "Which planet is nearest to the sun?"),
+    (  # a clause with its own subject after "how many/much": "there" is read as a place
+        "How many hours did you sleep when they were in the hospital?",
+        "How many hours did you sleep when they were there in the hospital?",
+        None,
+    ),
+    (  # "in the form of" is a manner, no place
+        "How much of the energy is in the form of heat?",
+        "How much of the energy is there in the form of heat?",
+        None,
+    ),
+    ("How many bits are in one byte?", "", "How many bits are there in one byte?"),
     # end of PASS_14_MISFIRES
 ]
 
