@@ -282,6 +282,22 @@ PASS_14_MISFIRES = [
         None,
     ),
     ("How many bits are in one byte?", "", "How many bits are there in one byte?"),
+    (  # "when" as an indirect question (the time) after "shows", "determines": not "whether"
+        "Which of the following best describes when the moon is full?",
+        "Which of the following best describes if the moon is full?",
+        None,
+    ),
+    (
+        "What determines when a seed is ready to sprout?",
+        "What determines if a seed is ready to sprout?",
+        None,
+    ),
+    (  # "only when" / "only if" is a different logical condition
+        "Which is true only when the gas is ideal?",
+        "Which is true only if the gas is ideal?",
+        None,
+    ),
+    ("What happens when ice is heated?", "", "What happens if ice is heated?"),
     # end of PASS_14_MISFIRES
 ]
 
