@@ -298,6 +298,13 @@ PASS_14_MISFIRES = [
         None,
     ),
     ("What happens when ice is heated?", "", "What happens if ice is heated?"),
+    (  # a second line without the first line's !prev= guard let this through
+        "This stands in contrast to the earlier view.",
+        "This stands unlike the earlier view.",
+        None,
+    ),
+    ("This is in contrast to the earlier view.", "This is unlike the earlier view.", None),
+    ("In contrast to mammals, fish lay eggs.", "", "Unlike mammals, fish lay eggs."),
     # end of PASS_14_MISFIRES
 ]
 
