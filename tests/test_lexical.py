@@ -305,6 +305,17 @@ PASS_14_MISFIRES = [
     ),
     ("This is in contrast to the earlier view.", "This is unlike the earlier view.", None),
     ("In contrast to mammals, fish lay eggs.", "", "Unlike mammals, fish lay eggs."),
+    (  # "thought" as a noun after an adjective, and the phrasal "thought that over"
+        "In Western thought that emerged after Kant, reason is central.",
+        "In Western believed that emerged after Kant, reason is central.",
+        None,
+    ),
+    ("I thought that over for a week.", "I believed that over for a week.", None),
+    (
+        "Aristotle thought that the heart was the seat of reason.",
+        "",
+        "Aristotle believed that the heart was the seat of reason.",
+    ),
     # end of PASS_14_MISFIRES
 ]
 
