@@ -316,6 +316,22 @@ PASS_14_MISFIRES = [
         "",
         "Aristotle believed that the heart was the seat of reason.",
     ),
+    (  # a question with "do"/"should": "Do people would rather" is no English
+        "Do people prefer to live in cities?",
+        "Do people would rather live in cities?",
+        None,
+    ),
+    ("Why does he prefer to work alone?", "Why does he would rather work alone?", None),
+    (
+        "Should I prefer to socialize with familiar friends?",
+        "Should I would rather socialize with familiar friends?",
+        None,
+    ),
+    (
+        "I prefer to socialize with familiar friends.",
+        "",
+        "I would rather socialize with familiar friends.",
+    ),
     # end of PASS_14_MISFIRES
 ]
 
