@@ -332,6 +332,12 @@ PASS_14_MISFIRES = [
         "",
         "I would rather socialize with familiar friends.",
     ),
+    (  # an older entry, seen in review: "would rather" is a preference, not a degree
+        "I would rather stay than go.",
+        "I would somewhat stay than go.",
+        None,
+    ),
+    ("It is rather large.", "", "It is somewhat large."),
     # end of PASS_14_MISFIRES
 ]
 
