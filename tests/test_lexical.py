@@ -338,6 +338,12 @@ PASS_14_MISFIRES = [
         None,
     ),
     ("It is rather large.", "", "It is somewhat large."),
+    (  # "reduction" in chemistry (gain of electrons) is no decrease
+        "This reaction is a reduction in which the iron gains electrons.",
+        "This reaction is a drop in which the iron gains electrons.",
+        None,
+    ),
+    ("There was a sharp reduction in prices.", "", "There was a sharp drop in prices."),
     # end of PASS_14_MISFIRES
 ]
 
