@@ -27,6 +27,7 @@ tab-separated columns; ``#`` starts a comment line::
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -41,6 +42,10 @@ DEFAULT_PATH = Path(__file__).with_name("lexicon.tsv")
 POS = ("n", "v", "a", "r", "x")
 #: How many words after a form a ``!near=`` rule looks at.
 NEAR = 8
+
+
+#: One item of an ``opens=`` rule: lowercase words joined by "_".
+_OPENS_ITEM = re.compile(r"[a-z]+(?:'[a-z]+)?(?:_[a-z]+(?:'[a-z]+)?)*")
 
 
 def _member(word: str, words: frozenset[str]) -> bool:
@@ -125,7 +130,13 @@ def _parse_context(text: str, where: str) -> Context:
             )
         field = names[key]
         if field == "opens":
-            phrases = frozenset(tuple(p.split("_")) for p in value.split(",") if p)
+            phrases = frozenset(tuple(p.split("_")) for p in value.split(","))
+            bad = [p for p in value.split(",") if not _OPENS_ITEM.fullmatch(p)]
+            if bad:
+                raise StudyError(
+                    f"{where}: opens= takes lowercase words or phrases joined by '_', "
+                    f"separated by ',' (as in opens=how_many,why), not {bad[0]!r} in {token!r}."
+                )
             old = fields.get(field)
             fields[field] = phrases | old if isinstance(old, frozenset) else phrases
             continue

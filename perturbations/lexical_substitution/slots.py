@@ -8,7 +8,9 @@ A form of the lexicon is replaceable at a place of a text when every one of its 
   vets such a frame as a whole) and no word of any option text (function words,
   :data:`FUNCTION_WORDS`, excepted),
 - is lowercase, except a capitalised first word that opens a sentence (a capitalised
-  word elsewhere is taken for a name) and the pronoun "I" ("I", "I'm", ...) anywhere,
+  word elsewhere is taken for a name) and the pronoun "I" ("I", "I'm", ...) anywhere but
+  right after a capitalised word, where it is read as a Roman numeral ("Statement I would
+  be true", "World War I"),
 
 and the entry's part of speech and context rules accept the neighbouring words.
 
@@ -202,6 +204,15 @@ def _pronoun_i(word: str) -> bool:
     return word == "I" or (word[:2] == "I'" and word[2:].islower())
 
 
+def _numeral_i(text: str, tokens: list[re.Match[str]], i: int) -> bool:
+    """True when token ``i`` is "I" right after a capitalised word ("Statement I", "World War
+    I", "Henry I"): a Roman numeral there, not the pronoun, so it opens no form."""
+    if i == 0 or not _pronoun_i(tokens[i].group()):
+        return False
+    before = tokens[i - 1]
+    return text[before.end() : tokens[i].start()] == " " and before.group()[:1].isupper()
+
+
 def _match_words(text: str, tokens: list[re.Match[str]], i: int, n: int) -> bool:
     """True when tokens i..i+n-1 are lowercase-or-first words joined by single spaces."""
     if i + n > len(tokens):
@@ -241,7 +252,9 @@ def find_slots(text: str, lexicon: Lexicon, protected: frozenset[str]) -> list[S
         word = m.group()
         taken = 1
         entries = _first_entries(word, lexicon, protected)
-        if entries and m.start() > 0 and text[m.start() - 1] not in _BEFORE_OK:
+        if entries and (
+            (m.start() > 0 and text[m.start() - 1] not in _BEFORE_OK) or _numeral_i(text, tokens, i)
+        ):
             entries = []
         at_start = False
         if entries and word != word.lower() and not _pronoun_i(word):
