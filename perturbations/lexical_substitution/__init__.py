@@ -9,50 +9,65 @@ on the neighbouring words where it would not ("likely" -> "probable" only before
 such as "cause" or at the end of a clause). Words whose synonyms depend on their sense
 are left out. No tagger, inflection engine or model is used.
 
-Guards (:mod:`.slots`): option texts, labels and numbers are never touched, nor negations,
-words naming the task, words of any option text, capitalised words inside a sentence
-(names) or possessives; "a"/"an" is mended before a new word and capitalisation kept.
-A variant replaces each replaceable form with probability ``rate`` (at least one, at most
-``max_substitutions``); variants are distinct substitution sets, drawn from the seeded
-generator, so a seed gives the same bytes. A test refuses any single-word pair of the
-lexicon that WordNet calls antonyms or co-hyponyms (siblings under one hypernym).
+Guards (:mod:`.slots`): option texts, labels and numbers are never touched, nor negations
+(one exception: "no one" <-> "nobody", which keeps the negation in another word,
+:data:`.slots.KEEPS_NEGATION`), words naming the task, words of any option text,
+capitalised words inside a sentence (names; the pronoun "I" excepted, unless it follows a
+capitalised word: "Statement I") or possessives; "a"/"an" is mended before a new word and
+capitalisation kept. A variant replaces each replaceable form with probability ``rate``
+(at least one, at most ``max_substitutions``); variants are distinct substitution sets,
+drawn from the seeded generator, so a seed gives the same bytes. A test refuses any
+single-word pair of the lexicon that WordNet calls antonyms or co-hyponyms (siblings under
+one hypernym).
+
+Why a lexicon and not issue 10's route (a tagger, WordNet senses in context, a model to
+score them): that route was built and measured first (branch ``lexical``, 2026-11-30:
+spaCy's en_core_web_sm, WordNet candidates of the tagged part of speech, lemminflect,
+a context-window check): 28% of the items got a variant, at 70% judged precision; looser
+settings gave 63% at 53%. No feature separated good from bad substitutions well enough:
+the MiniLM cosine not at all (bad ones score 0.97-0.99), the log-likelihood ratio under
+the embedded SmolLM2-135M at AUC 0.79 (77% precision keeping 82% of the good ones). A
+larger scoring model could do better, but none can be fetched here.
 
 Measured on the 674 items of ../shared/data, default parameters, five variants, seed 0
 (``python bench/perturb.py --only-lexical``, which prints these tables). The lexicon was
 written looking only at the ``dev`` half of each dataset (``halves`` in bench/perturb.py:
-items sorted by id, permuted with seed 2026, first half), never at the ``held_out`` half;
-its eleventh to thirteenth passes were chosen from sources independent of the items: the
-most frequent adverbs, adjectives and verbs of WordNet's SemCor counts without an entry
-(kept only where one substitute fits every common sense: "hardly", "seldom", "thus",
-"determine which"), contractions both ways ("it is" <-> "it's") and general exam and
-survey frames ("which of the following", "in your opinion", "how often", "argues that",
-"assume that", "is called", "as it pertains to"):
+items sorted by id, permuted with seed 2026, first half), never at the ``held_out`` half.
+Passes eleven to thirteen were chosen from sources independent of the items: the most
+frequent adverbs, adjectives and verbs of WordNet's SemCor counts without an entry (kept
+only where one substitute fits every common sense: "hardly", "seldom", "thus",
+"determine which"), contractions both ways ("it is" <-> "it's") and general exam and survey
+frames ("which of the following", "in your opinion", "how often", "argues that", "assume
+that", "is called", "as it pertains to"). Pass fourteen (about 200 lines) was written by four
+engineers, one each for science questions, academic questions, survey items and
+question-opening frames, again from the dev half only; it added the ``opens=`` context rule
+("are in" -> "are there in" only in a question opening with "how many") and the two guard
+exceptions above:
 
 ==================  ==================  ==================  ==================
 items with          dev (337)           held_out (337)      all (674)
 ==================  ==================  ==================  ==================
->= 1 variant        89%                 81%                 85%
->= 3 variants       61%                 53%                 57%
+>= 1 variant        92% (311)           82% (277)           87% (588)
+>= 3 variants       74% (249)           56% (189)           65% (438)
 ==================  ==================  ==================  ==================
 
-(Before the eleventh pass: 88 / 77 / 82% and 52 / 43 / 47%; the thirteenth pass, 44
-lexicon lines, moved the figures by less than one point: what SemCor's frequent words
-without a sense-dependent synonym can still give is small.) By dataset (all items,
->= 1 / >= 3): ARC 86/65%, MMLU 81/46%, Political Compass 84/52%, ValueBench 93/62%,
-WVS 78/58%. The items left out are mostly short questions without a form the lexicon can
-change safely ("Planets orbit", "Do you believe in heaven?", abstract algebra statements)
-and WVS questions whose key word is also in the scale's options ("How important is work
-in your life?" with "Very important", ...: option words are guarded); every item with one
-or two variants has a single replaceable form, so three variants need a form with three
-substitutes or a second form. The gap between the halves (89% vs 81%) measures how much
-of the list fits the items it was written against. So issue 10's targets (90% and 60%)
-are not reached: about 85% is what a lexicon that refuses sense-dependent words reaches
-here. In ``make demo`` (bundled items, two variants each) 24 of 24 objective and 21 of
-24 subjective items get a lexical variant, but the agreement table counts an item only
-with two variants of a family: 16 objective and 21 subjective items (the quiz questions
-left, "Which colour of visible light has the longest wavelength?", "How many bits are in
-one byte?", have one safe change, "Which" -> "What" or "How many" -> "What number of"),
-so the objective row misses the 20 of issue 10.
+(Before pass fourteen: 89 / 81 / 85% and 61 / 53 / 57%; before the eleventh pass: 88 / 77
+/ 82% and 52 / 43 / 47%.) By dataset (all items, >= 1 / >= 3): ARC 89/74%, MMLU 82/53%,
+Political Compass 85/58%, ValueBench 93/70%, WVS 87/68%. So issue 10's three-variant target
+(60%) is met on all items (the held-out half alone: 56%), and its one-variant target
+(90%) is not: pass fourteen lifted the dev half by three points, the held-out half by one.
+The engineers of pass fourteen read the dev items still without a variant (26) and found
+no entry for them that would keep meaning wherever it fires: short questions
+("Planets orbit", "Do you believe in hell?", "What is a mohel?"), statements of abstract
+algebra, and WVS questions whose key word is also in the scale's options ("How important is
+work in your life?" with "Very important", ...: option words are guarded). The ten points
+between the halves measure how much of the list fits only the items it was written against.
+In ``make demo`` (bundled items, two variants each) 24 of 24 objective and 21 of 24
+subjective items get a lexical variant, and 21 objective and 21 subjective items two, so
+both rows of its agreement table (which counts an item only with two variants of a family)
+have more than 20 items. The three objective items left ("How many chambers does the human
+heart have?", "Which colour of visible light has the longest wavelength?", "What is the pH
+of pure water at room temperature?") have one safe change only, their opening.
 
 Of the guards, the option-word guard removes 23 slots on the dev half (it keeps "How
 important is ..." apart from its "Very important" scale) and leaves 4 dev items without
@@ -95,8 +110,7 @@ each drawn from the lexicon as it was then:
 The entries behind the 41 failures were then narrowed or removed. The tests check that
 none of the 41 is made any more, that for each of them at least one of its substitutions
 is no longer offered for its item (so it cannot return when other draws change), and that
-at least 90% of the judged variants still made keep meaning and grammar (now 566 of the
-694 are made again, and all 566 keep).
+at least 90% of the judged variants still made keep meaning and grammar.
 
 An independent reviewer then read 40 further variants drawn at random from all items
 without seeing the judgements: 35 keep meaning and grammar (87.5%; 36 if "important to me"
@@ -105,11 +119,38 @@ entries behind its failures ("a particular challenge" -> "a certain challenge", 
 correctly" -> "function accurately", "best described as" -> "best portrayed as", and
 "important to me" -> "important for me", which in the value surveys' items shifts "I value"
 towards "good for me") are removed, and a span of the question that repeats an option text
-("The government should ...") is left as it is, function words included. Taken together,
-the judged precision is between 87.5% (the reviewer's sample) and 94.1% (the batches); the
-samples drawn at random from all variants (batches 1, 2, 7 and 10 and the reviewer's) give
-466 of 500, 93.2% (Wilson 95% interval 90.6-95.1%), each judged before the fixes it led
-to; the two strict batches, 7 and 10, give 113 of 120, 94.2% (Wilson 88-97%).
+("The government should ...") is left as it is, function words included.
+
+Pass fourteen, each engineer judging the variants its entries made (all of them, or 60
+drawn at random where there were more):
+
+- batch 11 (science frames), 77 variants: all keep;
+- batch 12 (academic frames), 34: all keep;
+- batch 13 (survey frames), 95: 87 keep, 91.6%; of its random draw of 60 (seed 2038), 52
+  (86.7%). Failures: "like to be/have" -> "enjoy being/having" (pleasure for preference,
+  and presupposes the state; removed) and "like to be curious and to try" -> "like being"
+  (ungrammatical before a coordination; refused there);
+- batch 14 (question frames), 53: 52 keep. Failure: "a reduction of living space" -> "a
+  drop of" (reads as a small amount; "drop" now only before "in").
+
+A second reviewer then read the whole pass and showed 14 misfires on test sentences of its
+own ("The data point to the right of the line" -> "The data indicate the right", "Statement
+I would be true" -> "Statement I'd be true", "Do people prefer to live" -> "Do people would
+rather live", ...); each is refused now and kept as a regression sentence in
+``tests/test_lexical.py``. Last, a blind batch drawn at random from all variants not yet
+judged after pass fourteen:
+
+- batch 15, 80 variants (seed 2040): 75 keep, 93.8% (Wilson 95% interval 86.2-97.3%; dev
+  38 of 41, held_out 37 of 39). All five failures came from older entries: "The whole is
+  greater" -> "The entire is", "I strongly believe" -> "I strongly think", "household
+  income" -> "household earnings", "every chance I can" -> "each chance", "an exciting
+  life" -> "a thrilling life"; each entry is narrowed or removed.
+
+All 1,033 judged variants: 978 keep, 94.7%. The samples drawn at random from all variants
+(batches 1, 2, 7, 10 and 15 and the first reviewer's 40), each judged before the fixes it
+led to: 541 of 580, **93.3%** (Wilson 95% interval 90.9-95.0%); the strict batches, 7, 10
+and 15: 188 of 200, 94.0%. With the lexicon as it is now, 850 of the judged variants are
+made again, and all 850 keep.
 
 The sentence-embedding check of earlier versions (all-MiniLM-L6-v2 cosine of instruction
 + question before and after, 0.94) is kept as an option, ``threshold``, but is off by
