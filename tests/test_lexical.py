@@ -344,6 +344,12 @@ PASS_14_MISFIRES = [
         None,
     ),
     ("There was a sharp reduction in prices.", "", "There was a sharp drop in prices."),
+    (  # "unclear" -> "not clear" only after a form of "be": "remains not clear" is not English
+        "The cause remains unclear.",
+        "The cause remains not clear.",
+        None,
+    ),
+    ("The cause is unclear.", "", "The cause is not clear."),
     # end of PASS_14_MISFIRES
 ]
 
