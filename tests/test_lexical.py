@@ -103,6 +103,8 @@ def test_paradigms_pair_forms_and_context_rules_combine():
         ("begins", ("starts", "commences")),
     ]
     assert entries[0].context.not_next == frozenset({"a", "b"})  # repeated rules: union
+    upper = parse_line("v\tinvestigate\tprobe\t!prev=FBI", 4)[0].context
+    assert upper.not_prev == frozenset({"fbi"})  # neighbours are lowercase: so are the rules
     assert parse_line("# comment", 2) == [] and parse_line("   ", 3) == []
 
 

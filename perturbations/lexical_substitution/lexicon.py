@@ -22,7 +22,8 @@ tab-separated columns; ``#`` starts a comment line::
   ``start`` (the form opens a sentence) and ``!start`` (it does not), and ``opens=a_b,c``
   (the sentence holding the form, before the form, opens with one of these words or
   phrases, ``_`` joining words: ``are_in`` -> ``are_there_in`` only in a sentence that
-  opens with "how many"). An item ``*ed`` matches every word ending in "ed".
+  opens with "how many"). An item ``*ed`` matches every word ending in "ed". Words
+  are compared lowercase: ``!prev=FBI`` is ``!prev=fbi``.
 """
 
 from __future__ import annotations
@@ -140,7 +141,7 @@ def _parse_context(text: str, where: str) -> Context:
             old = fields.get(field)
             fields[field] = phrases | old if isinstance(old, frozenset) else phrases
             continue
-        words = frozenset(value.split(","))
+        words = frozenset(value.lower().split(","))  # neighbours are compared lowercase
         old = fields.get(field)
         fields[field] = words | old if isinstance(old, frozenset) else words  # repeated: union
     return Context(**fields)  # type: ignore[arg-type]
