@@ -29,6 +29,7 @@ from perturbations.lexical_substitution import (
     substitute,
 )
 from perturbations.lexical_substitution.lexicon import parse_line
+from perturbations.lexical_substitution.slots import option_words
 from perturbations.similarity import NgramSimilarity
 from robustness.errors import StudyError
 from robustness.items import Item
@@ -378,6 +379,27 @@ def test_substitute_keeps_case_and_mends_articles():
     assert out == "A pear and an enormous pear. A apple, a pear."  # "A unit": written on purpose
     big = find_slots("Big news.", lex, frozenset())[0]
     assert substitute("Big news.", [(big, "enormous")]) == "Enormous news."
+
+
+def test_typographic_apostrophes_match_and_are_written_back_in_kind():
+    """A contraction written with ’ matches the lexicon's "'" form, keeps its place in the
+    text, and a new apostrophe follows the text's style; a possessive stays a possessive, and
+    an option word written with ’ is still guarded."""
+    lex = small_lexicon("x\tit's\tit_is\nx\tit_is\tit's\nn\tview\topinion")
+    text = "It’s plain that Maria’s view holds, and it is fine."
+    slots = find_slots(text, lex, frozenset())
+    assert [(s.word, s.synonyms) for s in slots] == [
+        ("It’s", ("it is",)),
+        ("view", ("opinion",)),
+        ("it is", ("it's",)),
+    ]
+    assert substitute(text, [(slots[0], "it is")]).startswith("It is plain that Maria’s")
+    assert substitute(text, [(slots[2], "it's")]).endswith("and it’s fine.")
+    straight = "It's plain, and it is fine."
+    slots = find_slots(straight, lex, frozenset())
+    assert substitute(straight, [(slots[1], "it's")]) == "It's plain, and it's fine."
+    guarded = option_words(["It’s true"])
+    assert "it's" in guarded and find_slots("It’s so.", lex, guarded) == []
 
 
 # ----------------------------------------------------------------------------- the family

@@ -81,6 +81,10 @@ NOUN_CUES = _wordset("the a an my your his her its our their this these those of
 VERB_CUES = _wordset("i we you they he she will would can could should must may might shall")
 
 _WORD = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
+#: A typographic apostrophe inside a word ("It’s", "don’t"): read as "'" so that the
+#: lexicon's contractions match; a substitute is written back in the text's own style.
+_CURLY = re.compile(r"(?<=[A-Za-z])\u2019(?=[A-Za-z])")
+_STRAIGHT = re.compile(r"(?<=[A-Za-z])'(?=[A-Za-z])")
 #: Characters allowed right before / after a replaceable form.
 _BEFORE_OK = frozenset(' \t\n"“‘(')
 _AFTER_OK = frozenset(" \t\n.,;:!?\"”’)'")
@@ -122,9 +126,15 @@ def quoted_spans(text: str, options: Any) -> list[tuple[int, int]]:
     return spans
 
 
+def _straight(text: str) -> str:
+    """``text`` with every apostrophe inside a word straight (same length, same positions)."""
+    return _CURLY.sub("'", text) if "\u2019" in text else text
+
+
 def option_words(options: Any) -> frozenset[str]:
     """Every word of the option texts, lowercased, less :data:`FUNCTION_WORDS`."""
-    return frozenset(w.lower() for o in options for w in _WORD.findall(o)) - FUNCTION_WORDS
+    words = (w.lower() for o in options for w in _WORD.findall(_straight(str(o))))
+    return frozenset(words) - FUNCTION_WORDS
 
 
 def _at_sentence_start(text: str, start: int) -> bool:
@@ -242,8 +252,9 @@ def find_slots(text: str, lexicon: Lexicon, protected: frozenset[str]) -> list[S
     """The forms of ``text`` that may be replaced (rules in the module docstring).
 
     Forms do not overlap: at each word the longest form whose rules hold is taken, and
-    the search resumes after it.
+    the search resumes after it. A typographic apostrophe inside a word counts as "'".
     """
+    written, text = text, _straight(text)
     tokens = list(_WORD.finditer(text))
     slots: list[Slot] = []
     i = 0
@@ -298,7 +309,7 @@ def find_slots(text: str, lexicon: Lexicon, protected: frozenset[str]) -> list[S
         if found:
             end = tokens[i + size - 1].end()
             label = " ".join(t.group().lower() for t in tokens[i : i + size])
-            slots.append(Slot(m.start(), end, text[m.start() : end], label, tuple(found)))
+            slots.append(Slot(m.start(), end, written[m.start() : end], label, tuple(found)))
             taken = size
         i += taken
     return slots
@@ -331,11 +342,15 @@ def _mend_article(prefix: str, old: str, new: str) -> str:
 
 
 def substitute(text: str, chosen: list[tuple[Slot, str]]) -> str:
-    """``text`` with each chosen slot replaced by its new form (slots in text order)."""
+    """``text`` with each chosen slot replaced by its new form (slots in text order); an
+    apostrophe of the new form is typographic when the text writes them so."""
+    curly = bool(_CURLY.search(text)) and not _STRAIGHT.search(text)
     out = ""
     last = 0
     for slot, new in sorted(chosen, key=lambda c: c[0].start):
         prefix = out + text[last : slot.start]
-        out = _mend_article(prefix, slot.word, new) + match_case(new, slot.word)
+        shown = match_case(new, slot.word)
+        shown = shown.replace("'", "\u2019") if curly else shown
+        out = _mend_article(prefix, slot.word, new) + shown
         last = slot.end
     return out + text[last:]
