@@ -11,7 +11,8 @@ no repeat reads embeddings an earlier one computed.
 Then the coverage of ``lexical_substitution`` (default parameters, seed 0, ``n``
 variants): the share of items with at least one and at least three distinct variants,
 by dataset, on the half of the items its lexicon was written against (``dev``), on
-the other half (``held_out``) and on all (:func:`halves`), and its time for all items
+the other half (``held_out``; ``strict``: with the items of :data:`READ_HELD_OUT` counted as
+without a variant) and on all (:func:`halves`), and its time for all items
 against the 180 s target of issue 10.
 """
 
@@ -34,6 +35,39 @@ SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 #: Seed of the half split the lexicon of lexical_substitution was developed on.
 HALF_SEED = 2026
 LEXICAL_TARGET_S = 180.0
+#: Held-out items read on 2026-12-01 to estimate how many items without a variant could have
+#: one (25 drawn with seed 2041 from the 60 then without): the examples of that reading went
+#: into the briefs of lexicon pass 15, so column ``strict`` counts them as items without a
+#: variant (as they were when read) whatever the lexicon now makes for them.
+READ_HELD_OUT = frozenset(
+    {
+        ("arc_challenge", "Mercury_180005"),
+        ("arc_challenge", "Mercury_400803"),
+        ("arc_challenge", "Mercury_7107170"),
+        ("arc_challenge", "Mercury_SC_LBS10597"),
+        ("mmlu", "mmlu/abstract_algebra/test/13"),
+        ("mmlu", "mmlu/college_physics/test/27"),
+        ("mmlu", "mmlu/college_physics/test/51"),
+        ("mmlu", "mmlu/college_physics/test/63"),
+        ("mmlu", "mmlu/nutrition/test/271"),
+        ("mmlu", "mmlu/philosophy/test/113"),
+        ("mmlu", "mmlu/philosophy/test/290"),
+        ("mmlu", "mmlu/sociology/test/143"),
+        ("mmlu", "mmlu/sociology/test/40"),
+        ("mmlu", "mmlu/world_religions/test/43"),
+        ("political_compass", "pc-05"),
+        ("political_compass", "pc-29"),
+        ("political_compass", "pc-34"),
+        ("political_compass", "pc-35"),
+        ("valuebench", "valuebench/AHS/002"),
+        ("valuebench", "valuebench/NFCC2000/002"),
+        ("valuebench", "valuebench/NFCC2000/012"),
+        ("valuebench", "valuebench/VSM13/022"),
+        ("wvs", "wvs7/Q165"),
+        ("wvs", "wvs7/Q166"),
+        ("wvs", "wvs7/Q178"),
+    }
+)
 TARGET = 5000.0
 STRUCTURAL = {"option_order", "label_substitution", "formatting", "framing", "logical_equivalence"}
 
@@ -68,13 +102,16 @@ def lexical_coverage(items: list, n: int) -> None:
         counts[(item.dataset, item.item_id)] = len(out)
     seconds = time.perf_counter() - t
     dev, held = halves(items)
+    strict = dict(counts)
+    strict.update(dict.fromkeys(READ_HELD_OUT & set(counts), 0))
     print(f"\nlexical_substitution coverage (n={n}): share of items with >=1 / >=3 variants")
-    print(f"{'dataset':20s} " + " ".join(f"{h:>17s}" for h in ("dev", "held_out", "all")))
+    heads = ("dev", "held_out", "strict", "all")
+    print(f"{'dataset':20s} " + " ".join(f"{h:>17s}" for h in heads))
     names = sorted({i.dataset for i in items})
     for name in [*names, "all"]:
         cells = []
-        for part in (dev, held, items):
-            got = [counts[(i.dataset, i.item_id)] for i in part if name in ("all", i.dataset)]
+        for part, made in ((dev, counts), (held, counts), (held, strict), (items, counts)):
+            got = [made[(i.dataset, i.item_id)] for i in part if name in ("all", i.dataset)]
             one = sum(c >= 1 for c in got) / len(got)
             three = sum(c >= 3 for c in got) / len(got)
             cells.append(f"{one:5.2f} {three:5.2f} n={len(got):3d}")
