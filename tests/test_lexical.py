@@ -905,3 +905,20 @@ def test_quoted_spans_are_positions_in_the_text_as_written():
         "the government should act"
     ]
     assert quoted_spans(text, ["act"]) == []  # one word: option_words guards it already
+
+
+def test_quoted_spans_match_an_option_whose_apostrophes_differ_in_style():
+    """A question quoting an option with ’ where the option writes ' (or the reverse) keeps
+    the quote as it is: the span is found, at its place in the text as written."""
+    from perturbations.lexical_substitution.slots import quoted_spans
+
+    pole = "The rich shouldn't pay all of the taxes"
+    text = "Do you agree that “the rich shouldn’t pay all of the taxes”? Most of the time."
+    start = text.index("the rich")
+    assert quoted_spans(text, [pole]) == [(start, start + len(pole))]
+    mirrored = quoted_spans(text.replace("’", "'"), [pole.replace("'", "’")])
+    assert mirrored == [(start, start + len(pole))]
+    item = Item("q1", "demo", "subjective", text, (pole, "The poor should pay less"))
+    fam = make_family("lexical_substitution")
+    words = [s.word for slots in fam.slots(default_spec(item), item).values() for s in slots]
+    assert "all of the" not in words and "Most of the time" in words
