@@ -518,6 +518,28 @@ PASS_15_MISFIRES = [
         "I agree in theory with the plan.",
         None,
     ),
+    (  # "at random" before a noun is an adjective: "randomly intervals"
+        "At random intervals, a light flashes.",
+        "Randomly intervals, a light flashes.",
+        None,
+    ),
+    ("Pick a card at random.", "", "Pick a card randomly."),
+    ("How's he done it?", "How is he done it?", None),
+    ("How's the weather?", "", "How is the weather?"),
+    ("He put forward his hand.", "He proposed his hand.", None),
+    ("He put forward a theory.", "", "He proposed a theory."),
+    (  # "dependent on" a drug is addiction, not reliance
+        "The child is dependent on drugs.",
+        "The child depends on drugs.",
+        None,
+    ),
+    ("The crop is dependent on rain.", "", "The crop depends on rain."),
+    (  # the modal "has to" + "do with": "must manage with"
+        "The firm has to do with less money.",
+        "The firm relates to less money.",
+        None,
+    ),
+    ("It has to do with money.", "", "It relates to money."),
     # end of PASS_15_MISFIRES
 ]
 
