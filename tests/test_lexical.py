@@ -364,6 +364,193 @@ def test_pass_14_entries_refuse_the_readings_they_would_break(text, bad, good):
     assert good is None or good in made, made
 
 
+#: Sentences outside the items where an entry of lexicon pass 15 broke meaning or grammar
+#: (found in review): (text, the broken change, an intended change still made or None).
+PASS_15_MISFIRES = [
+    (  # "young people" after a determiner or quantifier: "Many the young" is no English
+        "Many young people can find work easily.",
+        "Many the young can find work easily.",
+        None,
+    ),
+    ("Most young people should vote.", "Most the young should vote.", None),
+    ("For young people, work is hard.", "", "For the young, work is hard."),
+    (  # "a nuclear power" is a state with nuclear weapons, no source of energy
+        "Is France a nuclear power?",
+        "Is France a nuclear energy?",
+        None,
+    ),
+    ("Should nuclear power be expanded?", "", "Should nuclear energy be expanded?"),
+    ("He is always very punctual.", "He is always very on time.", None),
+    ("He is always punctual.", "", "He is always on time."),
+    (  # the object sits between "look after" and "well"
+        "Parents take good care of their children.",
+        "Parents look after well their children.",
+        None,
+    ),
+    (  # worn-out things are not exhausted
+        "The brake pads were worn out.",
+        "The brake pads were exhausted.",
+        None,
+    ),
+    ("I feel worn out after work.", "", "I feel exhausted after work."),
+    (  # "as far as possible" of a distance is no extent
+        "The ball rolled as far as possible from the goal.",
+        "The ball rolled to the extent possible from the goal.",
+        None,
+    ),
+    (
+        "Move the magnet as far as possible from the coil.",
+        "Move the magnet wherever possible from the coil.",
+        None,
+    ),
+    (
+        "We should avoid sugar as far as possible.",
+        "",
+        "We should avoid sugar to the extent possible.",
+    ),
+    (  # an idiom; and "at first" alone must not take over: "love initially sight"
+        "It was love at first sight.",
+        "It was love at first glance.",
+        None,
+    ),
+    ("It was love at first sight.", "It was love initially sight.", None),
+    ("At first sight, the problem looks easy.", "", "At first glance, the problem looks easy."),
+    (  # "apart from" also means "in addition to": "except for" keeps one sense only
+        "Apart from being expensive, it is also slow.",
+        "Except for being expensive, it is also slow.",
+        "Aside from being expensive, it is also slow.",
+    ),
+    (  # "is in the interest of" is "benefits", not a purpose
+        "It is in the interest of the company to cut costs.",
+        "It is for the sake of the company to cut costs.",
+        None,
+    ),
+    (
+        "Is it in the interests of workers to join a union?",
+        "Is it for the sake of workers to join a union?",
+        None,
+    ),
+    (
+        "Laws should be made in the interest of the people.",
+        "",
+        "Laws should be made for the sake of the people.",
+    ),
+    (  # a literal handful of a substance is no number
+        "A student added a handful of sand to the water.",
+        "A student added a small number of sand to the water.",
+        None,
+    ),
+    (  # epistemic "must" after a pronoun: "has to be at home" reads as an obligation
+        "He must be at home now.",
+        "He has to be at home now.",
+        None,
+    ),
+    ("They must be rich.", "They have to be rich.", None),
+    ("You must feel proud of your son.", "You have to feel proud of your son.", None),
+    ("We must act now.", "", "We have to act now."),
+    ("People must obey the law.", "", "People have to obey the law."),
+    (  # "a great deal of" takes a mass noun; and "a lot of" -> "lots of" after "quite"
+        "Quite a lot of people voted.",
+        "A great deal of people voted.",
+        None,
+    ),
+    ("Quite a lot of people voted.", "Quite lots of people voted.", None),
+    (  # "due to" of a payment is "owed to"
+        "The rent is due to the landlord on Friday.",
+        "The rent is caused by the landlord on Friday.",
+        None,
+    ),
+    ("The change is due to the heat.", "", "The change is caused by the heat."),
+    (  # adverbial "more likely": "likelier" is an adjective
+        "Which party would you more likely vote for?",
+        "Which party would you likelier vote for?",
+        None,
+    ),
+    ("Which is more likely?", "", "Which is likelier?"),
+    (  # "he's" + an irregular participle is "he has"
+        "He's broken the record twice.",
+        "He is broken the record twice.",
+        None,
+    ),
+    ("She's eaten already.", "She is eaten already.", None),
+    ("Who's broken the window?", "Who is broken the window?", None),
+    ("She's a doctor.", "", "She is a doctor."),
+    ("Where's he gone?", "Where is he gone?", None),
+    ("Where's the nearest station?", "", "Where is the nearest station?"),
+    (  # "believe" is a firmer conviction than "think" (judged so in batch 15)
+        "Do you think that the government should act?",
+        "Do you believe that the government should act?",
+        "Do you think the government should act?",
+    ),
+    (  # only species and languages become extinct
+        "The fire died out overnight.",
+        "The fire became extinct overnight.",
+        None,
+    ),
+    ("Many old customs have died out.", "Many old customs have become extinct.", None),
+    ("The dinosaurs died out long ago.", "", "The dinosaurs became extinct long ago."),
+    (  # "language acquisition" is a term of linguistics
+        "Children acquire language quickly.",
+        "Children gain language quickly.",
+        None,
+    ),
+    ("Children acquire knowledge at school.", "", "Children gain knowledge at school."),
+    (  # one ends a contract, not an employee
+        "The company may terminate employees without notice.",
+        "The company may end employees without notice.",
+        None,
+    ),
+    ("He will earn more respect this way.", "He will make more respect this way.", None),
+    ("She earns more money than he does.", "", "She makes more money than he does."),
+    (  # "in matters of" takes a noun, not a gerund
+        "When it comes to choosing a career, what matters most?",
+        "In matters of choosing a career, what matters most?",
+        "With regard to choosing a career, what matters most?",
+    ),
+    ("When it comes to money, people disagree.", "", "In matters of money, people disagree."),
+    (  # euphemism: "died" changes the tone of an item about a loss
+        "My grandmother passed away last year.",
+        "My grandmother died last year.",
+        None,
+    ),
+    (  # agreeing "in principle" is no doubt about practice
+        "I agree in principle with the plan.",
+        "I agree in theory with the plan.",
+        None,
+    ),
+    (  # "at random" before a noun is an adjective: "randomly intervals"
+        "At random intervals, a light flashes.",
+        "Randomly intervals, a light flashes.",
+        None,
+    ),
+    ("Pick a card at random.", "", "Pick a card randomly."),
+    ("How's he done it?", "How is he done it?", None),
+    ("How's the weather?", "", "How is the weather?"),
+    ("He put forward his hand.", "He proposed his hand.", None),
+    ("He put forward a theory.", "", "He proposed a theory."),
+    (  # "dependent on" a drug is addiction, not reliance
+        "The child is dependent on drugs.",
+        "The child depends on drugs.",
+        None,
+    ),
+    ("The crop is dependent on rain.", "", "The crop depends on rain."),
+    (  # the modal "has to" + "do with": "must manage with"
+        "The firm has to do with less money.",
+        "The firm relates to less money.",
+        None,
+    ),
+    ("It has to do with money.", "", "It relates to money."),
+    # end of PASS_15_MISFIRES
+]
+
+
+@pytest.mark.parametrize(("text", "bad", "good"), PASS_15_MISFIRES)
+def test_pass_15_entries_refuse_the_readings_they_would_break(text, bad, good):
+    made = _changes(text)
+    assert bad not in made, made
+    assert good is None or good in made, made
+
+
 def test_longest_form_wins_and_forms_do_not_overlap():
     slots = find_slots("It will most likely rain.", small_lexicon(), frozenset())
     assert [(s.word, s.synonyms) for s in slots] == [("most likely", ("most probably",))]
@@ -740,3 +927,20 @@ def test_quoted_spans_are_positions_in_the_text_as_written():
         "the government should act"
     ]
     assert quoted_spans(text, ["act"]) == []  # one word: option_words guards it already
+
+
+def test_quoted_spans_match_an_option_whose_apostrophes_differ_in_style():
+    """A question quoting an option with ’ where the option writes ' (or the reverse) keeps
+    the quote as it is: the span is found, at its place in the text as written."""
+    from perturbations.lexical_substitution.slots import quoted_spans
+
+    pole = "The rich shouldn't pay all of the taxes"
+    text = "Do you agree that “the rich shouldn’t pay all of the taxes”? Most of the time."
+    start = text.index("the rich")
+    assert quoted_spans(text, [pole]) == [(start, start + len(pole))]
+    mirrored = quoted_spans(text.replace("’", "'"), [pole.replace("'", "’")])
+    assert mirrored == [(start, start + len(pole))]
+    item = Item("q1", "demo", "subjective", text, (pole, "The poor should pay less"))
+    fam = make_family("lexical_substitution")
+    words = [s.word for slots in fam.slots(default_spec(item), item).values() for s in slots]
+    assert "all of the" not in words and "Most of the time" in words

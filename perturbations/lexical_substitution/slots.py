@@ -108,14 +108,16 @@ should will would ought need
 def quoted_spans(text: str, options: Any) -> list[tuple[int, int]]:
     """Where ``text`` quotes an option text of two words or more (case-insensitive): those
     spans stay as they are, function words included, so a question that repeats an option
-    ("The government should ...") still matches it after the substitution."""
+    ("The government should ...") still matches it after the substitution. An apostrophe
+    inside a word matches in either style ("shouldn’t" quotes "shouldn't")."""
+    text = _straight(text)  # same length: the spans are positions in the text as written
     low = text.lower()
     fold = len(low) == len(text)  # else a letter whose lower case is longer ("İ"): as written
     if not fold:
         low = text
     spans = []
     for option in options:
-        needle = " ".join(str(option).split()).rstrip(".")
+        needle = " ".join(_straight(str(option)).split()).rstrip(".")
         needle = needle.lower() if fold else needle
         if len(_WORD.findall(needle)) < 2:
             continue
