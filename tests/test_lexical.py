@@ -740,3 +740,183 @@ def test_quoted_spans_are_positions_in_the_text_as_written():
         "the government should act"
     ]
     assert quoted_spans(text, ["act"]) == []  # one word: option_words guards it already
+
+
+#: Sentences outside the items where an entry of lexicon pass 16 broke meaning or grammar
+#: (found in review): (text, the broken change, an intended change still made or None).
+PASS_16_MISFIRES = [
+    (  # passive "called into question" has no passive "cast doubt on"
+        "The results were called into question by critics.",
+        "The results were cast doubt on by critics.",
+        None,
+    ),
+    ("Critics called into question the results.", "", "Critics cast doubt on the results."),
+    (  # "set forth" in a statute lays down; "put forward" only proposes (and "set out")
+        "The rights set forth in the statute apply to all tenants.",
+        "The rights put forward in the statute apply to all tenants.",
+        None,
+    ),
+    ("The travellers set forth at dawn.", "The travellers put forward at dawn.", None),
+    (  # "the day before X" is a preposition: "the previous day the election"
+        "He voted the day before the election.",
+        "He voted the previous day the election.",
+        None,
+    ),
+    ("He had voted the day before.", "", "He had voted the previous day."),
+    ("They met again the next day.", "", "They met again the following day."),
+    (  # "at what time t" names a variable: "When t is the velocity zero?"
+        "At what time t is the velocity of the ball zero?",
+        "When t is the velocity of the ball zero?",
+        None,
+    ),
+    ("At what time does the train arrive?", "", "When does the train arrive?"),
+    (  # "stand for" of an acronym asks for its expansion, of a party for its values
+        "What does the abbreviation NATO stand for?",
+        "What does the abbreviation NATO represent?",
+        None,
+    ),
+    ("What do you stand for in life?", "What do you represent in life?", None),
+    (  # "marginally significant" is a term of statistics (p just above the level)
+        "The effect was marginally significant (p = 0.06).",
+        "The effect was slightly significant (p = 0.06).",
+        None,
+    ),
+    ("The new drug is marginally better.", "", "The new drug is slightly better."),
+    (  # "orally" of speech is "aloud", not "by mouth"
+        "The instructions were given orally to the class.",
+        "The instructions were given by mouth to the class.",
+        None,
+    ),
+    ("The drug is taken orally.", "", "The drug is taken by mouth."),
+    (  # "minor offence" is a legal category; "a slight offence" is a mild affront
+        "He committed a minor offence.",
+        "He committed a slight offence.",
+        None,
+    ),
+    ("He committed a minor offence.", "He committed a small offence.", None),
+    ("Only minor changes were made.", "", "Only small changes were made."),
+    (  # "get under way" is "begin": "got in progress"
+        "The project got under way in 1990.",
+        "The project got in progress in 1990.",
+        None,
+    ),
+    (
+        "The negotiations got underway last week.",
+        "The negotiations got in progress last week.",
+        None,
+    ),
+    ("Work is already under way.", "", "Work is already in progress."),
+    (  # in criminal law "deliberate" (premeditated) and "intentional" killing differ, and
+        # "unintentional killing" is manslaughter, "accidental" may be no crime
+        "He was charged with the intentional killing of his neighbour.",
+        "He was charged with the deliberate killing of his neighbour.",
+        None,
+    ),
+    ("It was a deliberate killing.", "It was an intentional killing.", None),
+    (
+        "The accidental killing of a pedestrian is not always a crime.",
+        "The unintentional killing of a pedestrian is not always a crime.",
+        None,
+    ),
+    ("It was an intentional act.", "", "It was a deliberate act."),
+    (  # genetic linkage (and bonding) is no mere association
+        "Gene A is linked to gene B on chromosome 3.",
+        "Gene A is associated with gene B on chromosome 3.",
+        None,
+    ),
+    ("Smoking is linked to cancer.", "", "Smoking is associated with cancer."),
+    (  # the pressure a gas exerts is a physical quantity
+        "The gas exerts pressure on the walls of the container.",
+        "The gas puts pressure on the walls of the container.",
+        None,
+    ),
+    (
+        "The union exerts pressure on the government.",
+        "",
+        "The union puts pressure on the government.",
+    ),
+    (  # "fill in the blank" is no "complete the blank"
+        "Fill in the blank with a suitable word.",
+        "Complete the blank with a suitable word.",
+        None,
+    ),
+    ("Please fill in the form and return it.", "", "Please complete the form and return it."),
+    (  # "born into poverty / slavery" is no "born to poverty"
+        "She was born into poverty.",
+        "She was born to poverty.",
+        None,
+    ),
+    ("She was born into a wealthy family.", "", "She was born to a wealthy family."),
+    (  # "individuals" of a population of plants or animals are no "people"
+        "In a population of deer, most individuals are brown.",
+        "In a population of deer, most people are brown.",
+        None,
+    ),
+    (
+        "These individuals are heterozygous for the gene.",
+        "These people are heterozygous for the gene.",
+        None,
+    ),
+    ("Individuals should be free to choose.", "", "People should be free to choose."),
+    ("Many elderly individuals feel lonely.", "", "Many elderly people feel lonely."),
+    (  # a processor's instructions (and DNA's) are a technical term
+        "The following instructions are executed by the processor.",
+        "The following directions are executed by the processor.",
+        None,
+    ),
+    (
+        "The instructions for building proteins are stored in DNA.",
+        "The directions for building proteins are stored in DNA.",
+        None,
+    ),
+    ("Read the instructions carefully.", "", "Read the directions carefully."),
+    (  # "in all" after "seen" is "in every one", not "in total"
+        "This pattern is seen in all.",
+        "This pattern is seen in total.",
+        None,
+    ),
+    ("There were 12 apples in all.", "", "There were 12 apples in total."),
+    (  # "uncomplicated" is a clinical term (no complications), not "easy"
+        "A 45-year-old man has an uncomplicated urinary tract infection.",
+        "A 45-year-old man has a straightforward urinary tract infection.",
+        None,
+    ),
+    (
+        "In uncomplicated cases of pneumonia, antibiotics suffice.",
+        "In straightforward cases of pneumonia, antibiotics suffice.",
+        None,
+    ),
+    ("It is an uncomplicated procedure.", "", "It is a straightforward procedure."),
+    (  # "during the night of 9 November" names a date: "at night of"
+        "The riots began during the night of 9 November.",
+        "The riots began at night of 9 November.",
+        None,
+    ),
+    (
+        "Voters queued during the day of the election.",
+        "Voters queued in the daytime of the election.",
+        None,
+    ),
+    ("Owls hunt during the night.", "", "Owls hunt at night."),
+    (  # intransitive "the war drew on" (went on) is no "drew upon"
+        "The war drew on for years.",
+        "The war drew upon for years.",
+        None,
+    ),
+    ("She drew on her experience.", "", "She drew upon her experience."),
+    (  # a "gift" in property law is a transfer, not a "present"
+        "The conveyance was a gift to his daughter.",
+        "The conveyance was a present to his daughter.",
+        None,
+    ),
+    ("The gift was valid.", "The present was valid.", None),
+    ("She bought a birthday gift.", "", "She bought a birthday present."),
+    # end of PASS_16_MISFIRES
+]
+
+
+@pytest.mark.parametrize(("text", "bad", "good"), PASS_16_MISFIRES)
+def test_pass_16_entries_refuse_the_readings_they_would_break(text, bad, good):
+    made = _changes(text)
+    assert bad not in made, made
+    assert good is None or good in made, made
