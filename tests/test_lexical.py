@@ -911,6 +911,54 @@ PASS_16_MISFIRES = [
     ),
     ("The gift was valid.", "The present was valid.", None),
     ("She bought a birthday gift.", "", "She bought a birthday present."),
+    (  # the pass-15 duplicate of "is found in" undid pass 16's guard for a finding of guilt
+        "The defendant is found in possession of drugs.",
+        "The defendant occurs in possession of drugs.",
+        None,
+    ),
+    ("The virus is found in the blood.", "", "The virus occurs in the blood."),
+    (  # "light switch on the wall": "switch" is a noun there
+        "A light switch on the wall controls the lamp.",
+        "A light turn on the wall controls the lamp.",
+        None,
+    ),
+    ("Switch on the light.", "", "Turn on the light."),
+    (  # "mistaken identity" is an idiom (and a defence)
+        "It was a case of mistaken identity.",
+        "It was a case of erroneous identity.",
+        None,
+    ),
+    ("He held a mistaken belief.", "", "He held an erroneous belief."),
+    (  # "void for vagueness": "vague" of a statute is a term of constitutional law
+        "The statute is unconstitutionally vague.",
+        "The statute is unconstitutionally imprecise.",
+        None,
+    ),
+    (
+        "The ordinance is void because it is vague and overbroad.",
+        "The ordinance is void because it is imprecise and overbroad.",
+        None,
+    ),
+    ("The witness gave a vague description.", "", "The witness gave an imprecise description."),
+    (  # "defective" product or condition is the term of product liability
+        "The manufacturer sold a defective product.",
+        "The manufacturer sold a faulty product.",
+        None,
+    ),
+    ("The ladder was defective when sold.", "The ladder was faulty when sold.", None),
+    ("He replaced the defective parts.", "", "He replaced the faulty parts."),
+    (  # "findings of fact" is a term of procedure
+        "The court reviewed the findings of fact.",
+        "The court reviewed the results of fact.",
+        None,
+    ),
+    ("The findings of the study were clear.", "", "The results of the study were clear."),
+    (  # criminal "attempt" is an offence of its own; "effort" is not
+        "He was convicted of an attempt to commit murder.",
+        "He was convicted of an effort to commit murder.",
+        None,
+    ),
+    ("Her attempt to climb the mountain failed.", "", "Her effort to climb the mountain failed."),
     # end of PASS_16_MISFIRES
 ]
 
