@@ -959,6 +959,24 @@ PASS_16_MISFIRES = [
         None,
     ),
     ("Her attempt to climb the mountain failed.", "", "Her effort to climb the mountain failed."),
+    (  # "slight" grades a change, not a count noun: "a slight role", "slight details"
+        "He played a minor role in the war.",
+        "He played a slight role in the war.",
+        "He played a small role in the war.",
+    ),
+    ("Only minor details differ.", "Only slight details differ.", "Only small details differ."),
+    ("There was a minor increase.", "", "There was a slight increase."),
+    (  # "delivered / baked by hand" is no machine's work undone: "delivered manually"
+        "The letter was delivered by hand.",
+        "The letter was delivered manually.",
+        None,
+    ),
+    ("The sums were calculated by hand.", "", "The sums were calculated manually."),
+    (  # "showed" is a definite finding; "indicated" hedges it
+        "The results showed that the drug works.",
+        "The results indicated that the drug works.",
+        "The results demonstrated that the drug works.",
+    ),
     # end of PASS_16_MISFIRES
 ]
 
