@@ -977,6 +977,52 @@ PASS_16_MISFIRES = [
         "The results indicated that the drug works.",
         "The results demonstrated that the drug works.",
     ),
+    (  # literal "carried on the wind" and "carry on" (conduct) a business are no "continue"
+        "The pollen is carried on the wind.",
+        "The pollen is continued the wind.",
+        None,
+    ),
+    (
+        "A small industry can be carried on at home.",
+        "A small industry can be continued at home.",
+        None,
+    ),
+    (
+        "They carried on a long correspondence.",
+        "They continued a long correspondence.",
+        None,
+    ),
+    ("He carried on working after the accident.", "", "He continued working after the accident."),
+    ("The war carried on for years.", "", "The war continued for years."),
+    (  # "act as if" is pretending, not functioning
+        "Do not act as if nothing happened.",
+        "Do not function as if nothing happened.",
+        None,
+    ),
+    ("Enzymes act as catalysts.", "", "Enzymes function as catalysts."),
+    (  # "usage" of language is custom, not "use"
+        "Formal usage differs from spoken usage.",
+        "Formal use differs from spoken usage.",
+        None,
+    ),
+    ("The usage of the word changed.", "The use of the word changed.", None),
+    ("Water usage rose sharply.", "", "Water use rose sharply."),
+    (  # "spectacles" (shows) after "of" are no "glasses"
+        "It was typical of spectacles of the age.",
+        "It was typical of glasses of the age.",
+        None,
+    ),
+    (  # a "switch on" a policy is a noun
+        "His switch on abortion cost him the election.",
+        "His turn on abortion cost him the election.",
+        None,
+    ),
+    (  # "they long ago abandoned" has no room for "a long time ago" before the verb
+        "They long ago abandoned the plan.",
+        "They a long time ago abandoned the plan.",
+        None,
+    ),
+    ("It happened long ago.", "", "It happened a long time ago."),
     # end of PASS_16_MISFIRES
 ]
 
