@@ -1023,6 +1023,23 @@ PASS_16_MISFIRES = [
         None,
     ),
     ("It happened long ago.", "", "It happened a long time ago."),
+    (  # "moved to | the north of Italy" (its northern part) is not "north of Italy"
+        "The family moved to the north of Italy in 1950.",
+        "The family moved north of Italy in 1950.",
+        None,
+    ),
+    ("The town lies to the north of Rome.", "", "The town lies north of Rome."),
+    (  # "accidental death" is a term of insurance (and law)
+        "The policy pays double in the case of accidental death.",
+        "The policy pays double in the case of unintentional death.",
+        None,
+    ),
+    ("It was an accidental injury.", "", "It was an unintentional injury."),
+    (  # "vague" of a feeling is faint, not "imprecise"
+        "She felt a vague uneasiness.",
+        "She felt an imprecise uneasiness.",
+        None,
+    ),
     # end of PASS_16_MISFIRES
 ]
 
