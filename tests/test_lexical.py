@@ -1040,6 +1040,23 @@ PASS_16_MISFIRES = [
         "She felt an imprecise uneasiness.",
         None,
     ),
+    (  # the noun "stems": "removing stems from fruit"
+        "A device for removing stems from fruit.",
+        "A device for removing arises from fruit.",
+        None,
+    ),
+    ("The leaves stem from the main stem.", "", "The leaves arise from the main stem."),
+    (  # a noun "drawing on rock" is no "drawing upon"
+        "A line drawing on rock was found in the cave.",
+        "A line drawing upon rock was found in the cave.",
+        None,
+    ),
+    (  # the definition of a function: each element is assigned, not "linked with"
+        "Each input is associated with exactly one output.",
+        "Each input is linked with exactly one output.",
+        None,
+    ),
+    ("Smoking is associated with cancer.", "", "Smoking is linked with cancer."),
     # end of PASS_16_MISFIRES
 ]
 
