@@ -1057,6 +1057,17 @@ PASS_16_MISFIRES = [
         None,
     ),
     ("Smoking is associated with cancer.", "", "Smoking is linked with cancer."),
+    (  # "innate ideas" is a term of philosophy (Descartes, Locke)
+        "Locke denied that there are innate ideas.",
+        "Locke denied that there are inborn ideas.",
+        None,
+    ),
+    ("She has an innate talent for music.", "", "She has an inborn talent for music."),
+    (  # "insufficient funds" is a term of banking
+        "The check was dishonored for insufficient funds.",
+        "The check was dishonored for inadequate funds.",
+        None,
+    ),
     # end of PASS_16_MISFIRES
 ]
 
