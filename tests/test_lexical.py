@@ -944,3 +944,340 @@ def test_quoted_spans_match_an_option_whose_apostrophes_differ_in_style():
     fam = make_family("lexical_substitution")
     words = [s.word for slots in fam.slots(default_spec(item), item).values() for s in slots]
     assert "all of the" not in words and "Most of the time" in words
+
+
+#: Sentences outside the items where an entry of lexicon pass 16 broke meaning or grammar
+#: (found in review): (text, the broken change, an intended change still made or None).
+PASS_16_MISFIRES = [
+    (  # passive "called into question" has no passive "cast doubt on"
+        "The results were called into question by critics.",
+        "The results were cast doubt on by critics.",
+        None,
+    ),
+    ("Critics called into question the results.", "", "Critics cast doubt on the results."),
+    (  # "set forth" in a statute lays down; "put forward" only proposes (and "set out")
+        "The rights set forth in the statute apply to all tenants.",
+        "The rights put forward in the statute apply to all tenants.",
+        None,
+    ),
+    ("The travellers set forth at dawn.", "The travellers put forward at dawn.", None),
+    (  # "the day before X" is a preposition: "the previous day the election"
+        "He voted the day before the election.",
+        "He voted the previous day the election.",
+        None,
+    ),
+    ("He had voted the day before.", "", "He had voted the previous day."),
+    ("They met again the next day.", "", "They met again the following day."),
+    (  # "at what time t" names a variable: "When t is the velocity zero?"
+        "At what time t is the velocity of the ball zero?",
+        "When t is the velocity of the ball zero?",
+        None,
+    ),
+    ("At what time does the train arrive?", "", "When does the train arrive?"),
+    (  # "stand for" of an acronym asks for its expansion, of a party for its values
+        "What does the abbreviation NATO stand for?",
+        "What does the abbreviation NATO represent?",
+        None,
+    ),
+    ("What do you stand for in life?", "What do you represent in life?", None),
+    (  # "marginally significant" is a term of statistics (p just above the level)
+        "The effect was marginally significant (p = 0.06).",
+        "The effect was slightly significant (p = 0.06).",
+        None,
+    ),
+    ("The new drug is marginally better.", "", "The new drug is slightly better."),
+    (  # "orally" of speech is "aloud", not "by mouth"
+        "The instructions were given orally to the class.",
+        "The instructions were given by mouth to the class.",
+        None,
+    ),
+    ("The drug is taken orally.", "", "The drug is taken by mouth."),
+    (  # "minor offence" is a legal category; "a slight offence" is a mild affront
+        "He committed a minor offence.",
+        "He committed a slight offence.",
+        None,
+    ),
+    ("He committed a minor offence.", "He committed a small offence.", None),
+    ("Only minor changes were made.", "", "Only small changes were made."),
+    (  # "get under way" is "begin": "got in progress"
+        "The project got under way in 1990.",
+        "The project got in progress in 1990.",
+        None,
+    ),
+    (
+        "The negotiations got underway last week.",
+        "The negotiations got in progress last week.",
+        None,
+    ),
+    ("Work is already under way.", "", "Work is already in progress."),
+    (  # in criminal law "deliberate" (premeditated) and "intentional" killing differ, and
+        # "unintentional killing" is manslaughter, "accidental" may be no crime
+        "He was charged with the intentional killing of his neighbour.",
+        "He was charged with the deliberate killing of his neighbour.",
+        None,
+    ),
+    ("It was a deliberate killing.", "It was an intentional killing.", None),
+    (
+        "The accidental killing of a pedestrian is not always a crime.",
+        "The unintentional killing of a pedestrian is not always a crime.",
+        None,
+    ),
+    ("It was an intentional act.", "", "It was a deliberate act."),
+    (  # genetic linkage (and bonding) is no mere association
+        "Gene A is linked to gene B on chromosome 3.",
+        "Gene A is associated with gene B on chromosome 3.",
+        None,
+    ),
+    ("Smoking is linked to cancer.", "", "Smoking is associated with cancer."),
+    (  # the pressure a gas exerts is a physical quantity
+        "The gas exerts pressure on the walls of the container.",
+        "The gas puts pressure on the walls of the container.",
+        None,
+    ),
+    (
+        "The union exerts pressure on the government.",
+        "",
+        "The union puts pressure on the government.",
+    ),
+    (  # "fill in the blank" is no "complete the blank"
+        "Fill in the blank with a suitable word.",
+        "Complete the blank with a suitable word.",
+        None,
+    ),
+    ("Please fill in the form and return it.", "", "Please complete the form and return it."),
+    (  # "born into poverty / slavery" is no "born to poverty"
+        "She was born into poverty.",
+        "She was born to poverty.",
+        None,
+    ),
+    ("She was born into a wealthy family.", "", "She was born to a wealthy family."),
+    (  # "individuals" of a population of plants or animals are no "people"
+        "In a population of deer, most individuals are brown.",
+        "In a population of deer, most people are brown.",
+        None,
+    ),
+    (
+        "These individuals are heterozygous for the gene.",
+        "These people are heterozygous for the gene.",
+        None,
+    ),
+    ("Individuals should be free to choose.", "", "People should be free to choose."),
+    ("Many elderly individuals feel lonely.", "", "Many elderly people feel lonely."),
+    (  # a processor's instructions (and DNA's) are a technical term
+        "The following instructions are executed by the processor.",
+        "The following directions are executed by the processor.",
+        None,
+    ),
+    (
+        "The instructions for building proteins are stored in DNA.",
+        "The directions for building proteins are stored in DNA.",
+        None,
+    ),
+    ("Read the instructions carefully.", "", "Read the directions carefully."),
+    (  # "in all" after "seen" is "in every one", not "in total"
+        "This pattern is seen in all.",
+        "This pattern is seen in total.",
+        None,
+    ),
+    ("There were 12 apples in all.", "", "There were 12 apples in total."),
+    (  # "uncomplicated" is a clinical term (no complications), not "easy"
+        "A 45-year-old man has an uncomplicated urinary tract infection.",
+        "A 45-year-old man has a straightforward urinary tract infection.",
+        None,
+    ),
+    (
+        "In uncomplicated cases of pneumonia, antibiotics suffice.",
+        "In straightforward cases of pneumonia, antibiotics suffice.",
+        None,
+    ),
+    ("It is an uncomplicated procedure.", "", "It is a straightforward procedure."),
+    (  # "during the night of 9 November" names a date: "at night of"
+        "The riots began during the night of 9 November.",
+        "The riots began at night of 9 November.",
+        None,
+    ),
+    (
+        "Voters queued during the day of the election.",
+        "Voters queued in the daytime of the election.",
+        None,
+    ),
+    ("Owls hunt during the night.", "", "Owls hunt at night."),
+    (  # intransitive "the war drew on" (went on) is no "drew upon"
+        "The war drew on for years.",
+        "The war drew upon for years.",
+        None,
+    ),
+    ("She drew on her experience.", "", "She drew upon her experience."),
+    (  # a "gift" in property law is a transfer, not a "present"
+        "The conveyance was a gift to his daughter.",
+        "The conveyance was a present to his daughter.",
+        None,
+    ),
+    ("The gift was valid.", "The present was valid.", None),
+    ("She bought a birthday gift.", "", "She bought a birthday present."),
+    (  # the pass-15 duplicate of "is found in" undid pass 16's guard for a finding of guilt
+        "The defendant is found in possession of drugs.",
+        "The defendant occurs in possession of drugs.",
+        None,
+    ),
+    ("The virus is found in the blood.", "", "The virus occurs in the blood."),
+    (  # "light switch on the wall": "switch" is a noun there
+        "A light switch on the wall controls the lamp.",
+        "A light turn on the wall controls the lamp.",
+        None,
+    ),
+    ("Switch on the light.", "", "Turn on the light."),
+    (  # "mistaken identity" is an idiom (and a defence)
+        "It was a case of mistaken identity.",
+        "It was a case of erroneous identity.",
+        None,
+    ),
+    ("He held a mistaken belief.", "", "He held an erroneous belief."),
+    (  # "void for vagueness": "vague" of a statute is a term of constitutional law
+        "The statute is unconstitutionally vague.",
+        "The statute is unconstitutionally imprecise.",
+        None,
+    ),
+    (
+        "The ordinance is void because it is vague and overbroad.",
+        "The ordinance is void because it is imprecise and overbroad.",
+        None,
+    ),
+    ("The witness gave a vague description.", "", "The witness gave an imprecise description."),
+    (  # "defective" product or condition is the term of product liability
+        "The manufacturer sold a defective product.",
+        "The manufacturer sold a faulty product.",
+        None,
+    ),
+    ("The ladder was defective when sold.", "The ladder was faulty when sold.", None),
+    ("He replaced the defective parts.", "", "He replaced the faulty parts."),
+    (  # "findings of fact" is a term of procedure
+        "The court reviewed the findings of fact.",
+        "The court reviewed the results of fact.",
+        None,
+    ),
+    ("The findings of the study were clear.", "", "The results of the study were clear."),
+    (  # criminal "attempt" is an offence of its own; "effort" is not
+        "He was convicted of an attempt to commit murder.",
+        "He was convicted of an effort to commit murder.",
+        None,
+    ),
+    ("Her attempt to climb the mountain failed.", "", "Her effort to climb the mountain failed."),
+    (  # "slight" grades a change, not a count noun: "a slight role", "slight details"
+        "He played a minor role in the war.",
+        "He played a slight role in the war.",
+        "He played a small role in the war.",
+    ),
+    ("Only minor details differ.", "Only slight details differ.", "Only small details differ."),
+    ("There was a minor increase.", "", "There was a slight increase."),
+    (  # "delivered / baked by hand" is no machine's work undone: "delivered manually"
+        "The letter was delivered by hand.",
+        "The letter was delivered manually.",
+        None,
+    ),
+    ("The sums were calculated by hand.", "", "The sums were calculated manually."),
+    (  # "showed" is a definite finding; "indicated" hedges it
+        "The results showed that the drug works.",
+        "The results indicated that the drug works.",
+        "The results demonstrated that the drug works.",
+    ),
+    (  # literal "carried on the wind" and "carry on" (conduct) a business are no "continue"
+        "The pollen is carried on the wind.",
+        "The pollen is continued the wind.",
+        None,
+    ),
+    (
+        "A small industry can be carried on at home.",
+        "A small industry can be continued at home.",
+        None,
+    ),
+    (
+        "They carried on a long correspondence.",
+        "They continued a long correspondence.",
+        None,
+    ),
+    ("He carried on working after the accident.", "", "He continued working after the accident."),
+    ("The war carried on for years.", "", "The war continued for years."),
+    (  # "act as if" is pretending, not functioning
+        "Do not act as if nothing happened.",
+        "Do not function as if nothing happened.",
+        None,
+    ),
+    ("Enzymes act as catalysts.", "", "Enzymes function as catalysts."),
+    (  # "usage" of language is custom, not "use"
+        "Formal usage differs from spoken usage.",
+        "Formal use differs from spoken usage.",
+        None,
+    ),
+    ("The usage of the word changed.", "The use of the word changed.", None),
+    ("Water usage rose sharply.", "", "Water use rose sharply."),
+    (  # "spectacles" (shows) after "of" are no "glasses"
+        "It was typical of spectacles of the age.",
+        "It was typical of glasses of the age.",
+        None,
+    ),
+    (  # a "switch on" a policy is a noun
+        "His switch on abortion cost him the election.",
+        "His turn on abortion cost him the election.",
+        None,
+    ),
+    (  # "they long ago abandoned" has no room for "a long time ago" before the verb
+        "They long ago abandoned the plan.",
+        "They a long time ago abandoned the plan.",
+        None,
+    ),
+    ("It happened long ago.", "", "It happened a long time ago."),
+    (  # "moved to | the north of Italy" (its northern part) is not "north of Italy"
+        "The family moved to the north of Italy in 1950.",
+        "The family moved north of Italy in 1950.",
+        None,
+    ),
+    ("The town lies to the north of Rome.", "", "The town lies north of Rome."),
+    (  # "accidental death" is a term of insurance (and law)
+        "The policy pays double in the case of accidental death.",
+        "The policy pays double in the case of unintentional death.",
+        None,
+    ),
+    ("It was an accidental injury.", "", "It was an unintentional injury."),
+    (  # "vague" of a feeling is faint, not "imprecise"
+        "She felt a vague uneasiness.",
+        "She felt an imprecise uneasiness.",
+        None,
+    ),
+    (  # the noun "stems": "removing stems from fruit"
+        "A device for removing stems from fruit.",
+        "A device for removing arises from fruit.",
+        None,
+    ),
+    ("The leaves stem from the main stem.", "", "The leaves arise from the main stem."),
+    (  # a noun "drawing on rock" is no "drawing upon"
+        "A line drawing on rock was found in the cave.",
+        "A line drawing upon rock was found in the cave.",
+        None,
+    ),
+    (  # the definition of a function: each element is assigned, not "linked with"
+        "Each input is associated with exactly one output.",
+        "Each input is linked with exactly one output.",
+        None,
+    ),
+    ("Smoking is associated with cancer.", "", "Smoking is linked with cancer."),
+    (  # "innate ideas" is a term of philosophy (Descartes, Locke)
+        "Locke denied that there are innate ideas.",
+        "Locke denied that there are inborn ideas.",
+        None,
+    ),
+    ("She has an innate talent for music.", "", "She has an inborn talent for music."),
+    (  # "insufficient funds" is a term of banking
+        "The check was dishonored for insufficient funds.",
+        "The check was dishonored for inadequate funds.",
+        None,
+    ),
+    # end of PASS_16_MISFIRES
+]
+
+
+@pytest.mark.parametrize(("text", "bad", "good"), PASS_16_MISFIRES)
+def test_pass_16_entries_refuse_the_readings_they_would_break(text, bad, good):
+    made = _changes(text)
+    assert bad not in made, made
+    assert good is None or good in made, made
