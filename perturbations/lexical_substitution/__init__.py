@@ -35,33 +35,41 @@ written looking only at the ``dev`` half of each dataset (``halves`` in bench/pe
 items sorted by id, permuted with seed 2026, first half), never at the ``held_out`` half.
 Passes eleven to thirteen were chosen from sources independent of the items: the most
 frequent adverbs, adjectives and verbs of WordNet's SemCor counts without an entry (kept
-only where one substitute fits every common sense: "hardly", "seldom", "thus",
-"determine which"), contractions both ways ("it is" <-> "it's") and general exam and survey
-frames ("which of the following", "in your opinion", "how often", "argues that", "assume
-that", "is called", "as it pertains to"). Pass fourteen (about 200 lines) was written by four
-engineers, one each for science questions, academic questions, survey items and
-question-opening frames, again from the dev half only; it added the ``opens=`` context rule
-("are in" -> "are there in" only in a question opening with "how many") and the two guard
-exceptions above:
+only where one substitute fits every common sense), contractions both ways and general
+exam and survey frames. Pass fourteen (about 200 lines; 2026-12-01) was written by four
+engineers from the dev items of their slice (science, academic, survey items, question
+openings); it added the ``opens=`` context rule ("are in" -> "are there in" only in a
+question opening with "how many") and the two guard exceptions above. Passes fifteen and
+sixteen (about 1,800 lines, eight engineers) were written from general English, not from
+the items: phrasal verbs, academic frames, everyday and survey phrases, function-level
+frames, adjectives and adverbs, nouns, science and humanities phrasing. Before pass
+fifteen, 25 of the 60 held-out items then without a variant were read once, to estimate
+whether a meaning-preserving substitution exists for them (23 of 25: yes, 18 by a general
+entry), and a few examples of that reading went into the briefs of pass fifteen; so the
+``strict`` column counts those 25 items (:data:`bench.perturb.READ_HELD_OUT`) as without a
+variant, whatever the lexicon makes for them now:
 
-==================  ==================  ==================  ==================
-items with          dev (337)           held_out (337)      all (674)
-==================  ==================  ==================  ==================
->= 1 variant        92% (311)           82% (277)           87% (588)
->= 3 variants       74% (249)           56% (189)           65% (438)
-==================  ==================  ==================  ==================
+==============  ============  ============  ============  ============
+items with      dev (337)     held_out      strict        all (674)
+==============  ============  ============  ============  ============
+>= 1 variant    92% (311)     86% (288)     83% (280)     89% (599)
+>= 3 variants   74% (249)     58% (196)     58% (196)     66% (445)
+==============  ============  ============  ============  ============
 
-(Before pass fourteen: 89 / 81 / 85% and 61 / 53 / 57%; before the eleventh pass: 88 / 77
-/ 82% and 52 / 43 / 47%.) By dataset (all items, >= 1 / >= 3): ARC 89/74%, MMLU 82/53%,
-Political Compass 85/58%, ValueBench 93/70%, WVS 87/68%. So issue 10's three-variant target
-(60%) is met on all items (the held-out half alone: 56%), and its one-variant target
-(90%) is not: pass fourteen lifted the dev half by three points, the held-out half by one.
-The engineers of pass fourteen read the dev items still without a variant (26) and found
-no entry for them that would keep meaning wherever it fires: short questions
-("Planets orbit", "Do you believe in hell?", "What is a mohel?"), statements of abstract
-algebra, and WVS questions whose key word is also in the scale's options ("How important is
-work in your life?" with "Very important", ...: option words are guarded). The ten points
-between the halves measure how much of the list fits only the items it was written against.
+(Before pass fourteen: dev 89 / held-out 81 / all 85% and 61 / 53 / 57%; after it: 92 / 82
+/ 87% and 74 / 56 / 65%.) By dataset (all items, >= 1 / >= 3): ARC 89/75%, MMLU 85/55%,
+Political Compass 89/58%, ValueBench 93/72%, WVS 90/68%. So issue 10's three-variant
+target (60%) is met on all items (not on the held-out half alone, 58%), and its
+one-variant target (90%) is not: 89% of all items, 86% of the held-out half. Breadth pays
+little here: passes fifteen and sixteen lifted the held-out half by three points (strict:
+one), and most of their 1,800 lines fire on none of the shared items; what the items
+without a variant lack is mostly one phrase each, different for every item ("stopped
+functioning", "mode of life"), which a list written in advance rarely holds. The dev items
+still without a variant (26) are short questions ("Planets orbit", "Do you believe in
+hell?", "What is a mohel?"), statements of abstract algebra, and WVS questions whose key
+word is also in the scale's options ("How important is work in your life?" with "Very
+important", ...: option words are guarded).
+
 In ``make demo`` (bundled items, two variants each) 24 of 24 objective and 21 of 24
 subjective items get a lexical variant, and 21 objective and 21 subjective items two, so
 both rows of its agreement table (which counts an item only with two variants of a family)
@@ -146,11 +154,33 @@ judged after pass fourteen:
   income" -> "household earnings", "every chance I can" -> "each chance", "an exciting
   life" -> "a thrilling life"; each entry is narrowed or removed.
 
-All 1,033 judged variants: 978 keep, 94.7%. The samples drawn at random from all variants
-(batches 1, 2, 7, 10 and 15 and the first reviewer's 40), each judged before the fixes it
-led to: 541 of 580, **93.3%** (Wilson 95% interval 90.9-95.0%); the strict batches, 7, 10
-and 15: 188 of 200, 94.0%. With the lexicon as it is now, 850 of the judged variants are
-made again, and all 850 keep.
+Passes fifteen and sixteen, each engineer judging every variant its entries made on the
+shared items (fewer than 60 each): batches 16-19 and 21-24, 250 variants, 221 keep at first
+judgement, 88.4% (Wilson 83.8-91.8%); the entries behind the 29 failures are narrowed or
+removed (for example "results from" taken for a verb in "got low results from", "carefully
+located" -> "cautiously located", "moral obligation" -> "ethical duty", "meticulous
+knowledge" -> "painstaking", "wrongdoers" -> "offenders"). Two reviewers then read the two
+passes on sentences of their own and on WordNet's glosses and examples, and showed 99
+misfires (pass fifteen 37 in 28 entries, pass sixteen 62 in 44 entries: "Is France a
+nuclear power?" -> "a nuclear energy", "He must be at home" -> "He has to be at home",
+"The gas exerts pressure" -> "puts pressure", "What does NATO stand for?" ->
+"represent"); each is refused now and kept, with a change the entry should still make, in
+``tests/test_lexical_misfires.py``. Last, a blind batch drawn at random from all variants
+not yet judged after pass sixteen:
+
+- batch 25, 100 variants (seed 2050): 92 keep, 92.0% (Wilson 85.0-95.9%; dev 48 of 55,
+  held_out 44 of 45). None of the 100 used a pass-15/16 line (the passes had judged
+  nearly all their own variants); all eight failures came from older lines ("an opinion"
+  -> "a view" in a fact-or-opinion question, "because:" -> "since:", "accurately" ->
+  "precisely", "literally means" -> "literally refers to", "corporations" -> "firms",
+  "getting ahead" -> "getting on", "each according to" -> "every", "mislead" ->
+  "deceive"); each is narrowed or removed.
+
+All 1,383 judged variants: 1,291 keep, 93.3%. The samples drawn at random from all variants
+(batches 1, 2, 7, 10, 15 and 25 and the first reviewer's 40), each judged before the fixes
+it led to: 633 of 680, **93.1%** (Wilson 95% interval 90.9-94.8%); the strict batches, 7,
+10, 15 and 25: 280 of 300, 93.3%. With the lexicon as it is now, 1,076 of the judged
+variants are made again, and all 1,076 keep.
 
 The sentence-embedding check of earlier versions (all-MiniLM-L6-v2 cosine of instruction
 + question before and after, 0.94) is kept as an option, ``threshold``, but is off by
