@@ -14,11 +14,12 @@ Guards (:mod:`.slots`): option texts, labels and numbers are never touched, nor 
 :data:`.slots.KEEPS_NEGATION`), words naming the task, words of any option text,
 capitalised words inside a sentence (names; the pronoun "I" excepted, unless it follows a
 capitalised word: "Statement I") or possessives; "a"/"an" is mended before a new word and
-capitalisation kept. A variant replaces each replaceable form with probability ``rate``
-(at least one, at most ``max_substitutions``); variants are distinct substitution sets,
-drawn from the seeded generator, so a seed gives the same bytes. A test refuses any
-single-word pair of the lexicon that WordNet calls antonyms or co-hyponyms (siblings under
-one hypernym).
+capitalisation kept; an apostrophe written ’ inside a word reads as ' ("It’s"), and a
+new one follows the text's style. A variant replaces each replaceable form with
+probability ``rate`` (at least one, at most ``max_substitutions``); variants are distinct
+substitution sets, drawn from the seeded generator, so a seed gives the same bytes. A
+test refuses any single-word pair of the lexicon that WordNet calls antonyms or
+co-hyponyms (siblings under one hypernym).
 
 Why a lexicon and not issue 10's route (a tagger, WordNet senses in context, a model to
 score them): that route was built and measured first (branch ``lexical``, 2026-11-30:
