@@ -643,9 +643,52 @@ PASS_16 = [
     ),
 ]
 
+#: Misfires of passes 15 and 16 in a random sample of their slots in WordNet's example
+#: sentences (100 judged, 91 kept), rewritten here as sentences of our own.
+GENERAL_TEXT = [
+    (  # "asking for" a price is not "requesting"
+        "What are they asking for petrol these days?",
+        "What are they requesting petrol these days?",
+        None,
+    ),
+    (  # being away from home is not shunning it
+        "If I stay away from home too long, I miss it.",
+        "If I avoid home too long, I miss it.",
+        None,
+    ),
+    (  # the verb "spare"
+        "She couldn't spare time for the meeting.",
+        "She couldn't free time for the meeting.",
+        None,
+    ),
+    ("I have little spare time.", "", "I have little free time."),
+    (  # the body holding a drug is not storing it
+        "The body can retain this drug for days.",
+        "The body can keep this drug for days.",
+        None,
+    ),
+    (  # "make use of"; and "made of" is not "made from" in a science item
+        "Little use has been made of solar energy.",
+        "Little use has been made from solar energy.",
+        None,
+    ),
+    ("He signed the papers in person.", "He signed the papers face to face.", None),
+    (  # "strike out on one's own" is to go independent
+        "She struck out on her own at twenty.",
+        "She struck out by herself at twenty.",
+        None,
+    ),
+    ("Maize agriculture spread north.", "Maize farming spread north.", None),
+    (  # political colleagues are no co-workers
+        "She thanked her colleagues in parliament.",
+        "She thanked her co-workers in parliament.",
+        None,
+    ),
+]
+
 MISFIRES = [
     pytest.param(text, bad, good, id=f"pass{n}-{i}")
-    for n, rows in ((14, PASS_14), (15, PASS_15), (16, PASS_16))
+    for n, rows in ((14, PASS_14), (15, PASS_15), (16, PASS_16), (0, GENERAL_TEXT))
     for i, (text, bad, good) in enumerate(rows)
 ]
 
@@ -658,6 +701,6 @@ def test_entries_refuse_the_readings_they_would_break(text, bad, good):
 
 
 def test_every_row_checks_something():
-    rows = [*PASS_14, *PASS_15, *PASS_16]
+    rows = [*PASS_14, *PASS_15, *PASS_16, *GENERAL_TEXT]
     assert len(rows) >= 150
     assert all(bad or good for _, bad, good in rows)  # a row with neither could not fail
