@@ -686,9 +686,39 @@ GENERAL_TEXT = [
     ),
 ]
 
+#: Older entries (before pass 14) found misfiring by the reviews of passes 15-16.
+OLDER = [
+    (  # "later" before a noun is an adjective: no adverb in its place
+        "Later studies confirmed the result.",
+        "Afterwards studies confirmed the result.",
+        None,
+    ),
+    ("Later studies confirmed the result.", "Subsequently studies confirmed the result.", None),
+    ("We met later that day.", "We met afterwards that day.", None),
+    ("Later, he went home.", "", "Afterwards, he went home."),
+    (  # sentence adverb "more likely": "probable" is no adverb
+        "More likely, he forgot.",
+        "More probable, he forgot.",
+        None,
+    ),
+    ("Which is the more likely cause?", "", "Which is the more probable cause?"),
+    (  # "it is necessary for X to": "needed for us to act" does not read
+        "It is necessary for us to act.",
+        "It is needed for us to act.",
+        "It is essential for us to act.",
+    ),
+    ("It is necessary for us to act.", "It is required for us to act.", None),
+]
+
 MISFIRES = [
-    pytest.param(text, bad, good, id=f"pass{n}-{i}")
-    for n, rows in ((14, PASS_14), (15, PASS_15), (16, PASS_16), (0, GENERAL_TEXT))
+    pytest.param(text, bad, good, id=f"{name}-{i}")
+    for name, rows in (
+        ("pass14", PASS_14),
+        ("pass15", PASS_15),
+        ("pass16", PASS_16),
+        ("general", GENERAL_TEXT),
+        ("older", OLDER),
+    )
     for i, (text, bad, good) in enumerate(rows)
 ]
 
@@ -701,6 +731,6 @@ def test_entries_refuse_the_readings_they_would_break(text, bad, good):
 
 
 def test_every_row_checks_something():
-    rows = [*PASS_14, *PASS_15, *PASS_16, *GENERAL_TEXT]
+    rows = [*PASS_14, *PASS_15, *PASS_16, *GENERAL_TEXT, *OLDER]
     assert len(rows) >= 150
     assert all(bad or good for _, bad, good in rows)  # a row with neither could not fail
