@@ -123,6 +123,29 @@ def test_guards_skip_negations_digits_joined_words_and_option_words():
     assert _slot_words("Do not answer, student.", lexicon=lex) == ["student"]
 
 
+def test_hyphenated_words_match_whole_and_are_guarded_by_their_parts():
+    lex = small_lexicon(
+        "a\twell-known\tfamous\n"
+        "a\tknown\tfamiliar\n"
+        "a\tnever-ending\tendless\n"
+        "a\tup-to-date\tcurrent\n"
+        "a\tbig\tlarge\n"
+    )
+    assert _slot_words("A well-known writer is known.", lexicon=lex) == ["well-known", "known"]
+    slots = find_slots("Well-known writers wrote it.", lex, frozenset())
+    assert substitute("Well-known writers wrote it.", [(slots[0], "famous")]) == (
+        "Famous writers wrote it."
+    )
+    # a part never matches alone, nor a form across a hyphen before a digit
+    assert _slot_words("A little-known fact; a big-19 case; big.", lexicon=lex) == ["big"]
+    # a negation or an option word inside the compound guards it
+    assert _slot_words("A never-ending story.", lexicon=lex) == []
+    assert _slot_words("Keep it up-to-date.", frozenset({"date"}), lex) == []
+    assert _slot_words("Keep it up-to-date.", lexicon=lex) == ["up-to-date"]
+    assert _slot_words("A Well-Known writer.", lexicon=lex) == []  # capitalised inside: a name
+    assert {"long-term", "long", "term"} <= option_words(["long-term gains"])
+
+
 def test_task_word_allowed_only_inside_a_vetted_phrase_of_three_words():
     """A task word ("following") may change inside a form of PHRASE (3) or more words,
     never alone, in a two-word form, as the first word, or when negated or an option word."""

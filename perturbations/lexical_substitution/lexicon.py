@@ -10,7 +10,8 @@ tab-separated columns; ``#`` starts a comment line::
   A ``v`` entry is refused right after a word that announces a noun ("the", "my", "of"),
   an ``n`` entry right after one that announces a verb ("they", "should", "don't").
 - ``forms``: the surface forms, space-separated, inflected forms listed explicitly;
-  ``_`` joins the words of a multi-word form ("such_as").
+  ``_`` joins the words of a multi-word form ("such_as"); a hyphenated word is written
+  with its hyphen ("well-known") and matches only that whole word.
 - ``substitutes``: one or more paradigms separated by ``|``, each with exactly as many
   words as ``forms``, form for form; ``_`` again joins words.
 - ``context`` (optional): space-separated constraints on the neighbouring words, all of

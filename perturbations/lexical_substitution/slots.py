@@ -2,11 +2,13 @@
 
 A form of the lexicon is replaceable at a place of a text when every one of its words
 
-- stands alone (no digit, hyphen, slash, bracket or apostrophe joined to it),
+- stands alone (no digit, slash, bracket or apostrophe joined to it; a hyphenated word
+  such as "well-known" is one word, matched by a form written with its hyphen and never
+  in part: "known" alone does not match inside it),
 - is no negation (:data:`NEGATIONS`), no word naming the task (:data:`TASK_WORDS`; a
   word after the first of a form of :data:`PHRASE` or more words excepted: the lexicon
   vets such a frame as a whole) and no word of any option text (function words,
-  :data:`FUNCTION_WORDS`, excepted),
+  :data:`FUNCTION_WORDS`, excepted); for a hyphenated word, neither is any of its parts,
 - is lowercase, except a capitalised first word that opens a sentence (a capitalised
   word elsewhere is taken for a name) and the pronoun "I" ("I", "I'm", ...) anywhere but
   right after a capitalised word, where it is read as a Roman numeral ("Statement I would
@@ -80,7 +82,9 @@ NOUN_CUES = _wordset("the a an my your his her its our their this these those of
 #: A previous word that announces a verb, never a noun: "they use", "should help".
 VERB_CUES = _wordset("i we you they he she will would can could should must may might shall")
 
-_WORD = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
+#: A word: letters, inner hyphens between letters ("self-esteem", "up-to-date") and one
+#: contraction ("don't", "it's"). A hyphen before a digit ("COVID-19") ends the word.
+_WORD = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)*(?:'[A-Za-z]+)?")
 #: A typographic apostrophe inside a word ("It’s", "don’t"): read as "'" so that the
 #: lexicon's contractions match; a substitute is written back in the text's own style.
 _CURLY = re.compile(r"(?<=[A-Za-z])\u2019(?=[A-Za-z])")
@@ -134,8 +138,10 @@ def _straight(text: str) -> str:
 
 
 def option_words(options: Any) -> frozenset[str]:
-    """Every word of the option texts, lowercased, less :data:`FUNCTION_WORDS`."""
-    words = (w.lower() for o in options for w in _WORD.findall(_straight(str(o))))
+    """Every word of the option texts, lowercased, less :data:`FUNCTION_WORDS`; a
+    hyphenated word counts whole and by its parts ("long-term": "long-term", "long", "term")."""
+    words = {w.lower() for o in options for w in _WORD.findall(_straight(str(o)))}
+    words |= {part for w in words if "-" in w for part in w.split("-")}
     return frozenset(words) - FUNCTION_WORDS
 
 
@@ -196,19 +202,24 @@ class Slot:
     synonyms: tuple[str, ...]
 
 
-def _free(word: str, protected: frozenset[str]) -> bool:
+def _parts(word: str) -> list[str]:
+    """The lowercase word and, when hyphenated, each of its parts."""
     lower = word.lower()
-    return lower not in NEGATIONS and lower not in TASK_WORDS and lower not in protected
+    return [lower, *lower.split("-")] if "-" in lower else [lower]
+
+
+def _free(word: str, protected: frozenset[str]) -> bool:
+    return not any(p in NEGATIONS or p in TASK_WORDS or p in protected for p in _parts(word))
 
 
 def _free_in_phrase(word: str, protected: frozenset[str]) -> bool:
     """Like :func:`_free`, but a task word is allowed: the phrase is vetted as a whole."""
-    return word not in NEGATIONS and word not in protected
+    return not any(p in NEGATIONS or p in protected for p in _parts(word))
 
 
 def _free_but_negation(word: str, protected: frozenset[str]) -> bool:
     """Like :func:`_free`, but a negation is allowed (forms of :data:`KEEPS_NEGATION`)."""
-    return word not in TASK_WORDS and word not in protected
+    return not any(p in TASK_WORDS or p in protected for p in _parts(word))
 
 
 def _pronoun_i(word: str) -> bool:
