@@ -1050,6 +1050,49 @@ PASS_17_VERBS = [
         None,
     ),
     ("I cherish my freedom.", "", "I treasure my freedom."),
+    (  # "boasts about 200" is "has some 200"
+        "The city boasts about 200 parks.",
+        "The city brags about 200 parks.",
+        None,
+    ),
+    (
+        "The island boasts about a dozen beaches.",
+        "The island brags about a dozen beaches.",
+        None,
+    ),
+    ("He boasted about his new car.", "", "He bragged about his new car."),
+    (  # "aggravate" a person is to annoy them
+        "The constant noise aggravated the neighbours.",
+        "The constant noise worsened the neighbours.",
+        None,
+    ),
+    ("Smoking aggravates the symptoms of asthma.", "", "Smoking worsens the symptoms of asthma."),
+    (  # foreseeability is a term of negligence law
+        "The harm could not have been reasonably foreseen.",
+        "The harm could not have been reasonably predicted.",
+        None,
+    ),
+    (
+        "A reasonable person would foresee the risk of injury.",
+        "A reasonable person would predict the risk of injury.",
+        None,
+    ),
+    ("No one foresaw the collapse of the bank.", "", "No one predicted the collapse of the bank."),
+    (  # "motion to compel" is a term of civil procedure
+        "The plaintiff filed a motion to compel discovery.",
+        "The plaintiff filed a motion to force discovery.",
+        None,
+    ),
+    (  # the noun "requests"
+        "Repeated requests went unanswered.",
+        "Repeated asks for went unanswered.",
+        None,
+    ),
+    (
+        "Pending requests will be processed tomorrow.",
+        "Pending asks for will be processed tomorrow.",
+        None,
+    ),
 ]
 
 
