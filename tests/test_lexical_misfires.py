@@ -714,6 +714,12 @@ OLDER = [
         "Most of the people agree.",
     ),
     ("The majority of people agree.", "Most of people agree.", "Most people agree."),
+    (  # intent is not premeditation (found by the review of pass 17's verbs)
+        "He did not intend to kill anyone.",
+        "He did not plan to kill anyone.",
+        "He did not mean to kill anyone.",
+    ),
+    ("They intend to visit Rome.", "", "They plan to visit Rome."),
 ]
 
 #: Misfires of pass 17's verb sections (p17b, p17a), found by review on sentences of our own
