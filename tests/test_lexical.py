@@ -260,9 +260,29 @@ def test_substitute_keeps_case_and_mends_articles():
     slots = find_slots(text, lex, frozenset())
     new = {"apple": "pear", "big": "enormous", "unit": "apple"}
     out = substitute(text, [(s, new[s.word.lower()]) for s in slots])
-    assert out == "A pear and an enormous pear. A apple, a pear."  # "A unit": written on purpose
+    assert out == "A pear and an enormous pear. An apple, a pear."
     big = find_slots("Big news.", lex, frozenset())[0]
     assert substitute("Big news.", [(big, "enormous")]) == "Enormous news."
+
+
+@pytest.mark.parametrize(
+    ("text", "old", "new", "expected"),
+    [
+        ("a secondhand car", "secondhand", "used", "a used car"),  # "used" sounds "you"
+        ("a used car", "used", "secondhand", "a secondhand car"),
+        ("an old unit", "old", "European", "a European unit"),
+        ("a unique case", "unique", "odd", "an odd case"),  # "a unique": agreed by sound
+        ("an hour later", "hour", "day", "a day later"),  # silent h
+        ("a day later", "day", "hour", "an hour later"),
+        ("a minor issue", "minor", "unimportant", "an unimportant issue"),  # "un-", not "you"
+        ("a big win", "big", "one-off", "a one-off win"),
+        ("an hotel", "hotel", "inn", "an inn"),  # the author's article is kept as written
+    ],
+)
+def test_articles_follow_the_sound_of_the_new_word(text, old, new, expected):
+    lex = small_lexicon(f"a\t{old.lower()}\t{new.lower()}")
+    slot = find_slots(text, lex, frozenset())[0]
+    assert substitute(text, [(slot, new)]) == expected
 
 
 def test_typographic_apostrophes_match_and_are_written_back_in_kind():

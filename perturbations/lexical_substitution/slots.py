@@ -337,17 +337,35 @@ def match_case(new: str, old: str) -> str:
     return new[:1].upper() + new[1:] if old[:1].isupper() else new
 
 
+#: Word starts spoken with a consonant though written with a vowel ("a unit", "a one-off",
+#: "a European"), less the "un-" words among them ("an unintended"), and starts spoken
+#: with a vowel though written with "h" ("an hour").
+_YOU_SOUND = ("use", "usu", "uti", "uni", "ure", "uro", "eu", "ewe", "ubiq", "once", "one-")
+_UN_SOUND = ("unin", "unim", "unid")
+_SILENT_H = ("hour", "honest", "honor", "honour", "heir")
+
+
+def _wants_an(word: str) -> bool:
+    """True when ``word`` takes "an": it starts with a vowel sound (by its spelling)."""
+    w = word.lower()
+    if w.startswith(_SILENT_H):
+        return True
+    if w == "one" or (w.startswith(_YOU_SOUND) and not w.startswith(_UN_SOUND)):
+        return False
+    return w[:1] in _VOWELS
+
+
 def _mend_article(prefix: str, old: str, new: str) -> str:
     """Turn a trailing "a"/"an" of ``prefix`` into the one ``new`` needs.
 
-    Only when the article agreed with ``old`` by the vowel-letter rule, so exceptions
-    the author wrote on purpose ("a unit", "an hour") stay as written.
+    Only when the article agreed with ``old`` by :func:`_wants_an`, so an article the
+    author chose otherwise stays as written.
     """
     m = re.search(r"(^|\s)(an?|An?)(\s+)$", prefix)
     if m is None:
         return prefix
     article = m.group(2)
-    wants_an = {w: w[:1].lower() in _VOWELS for w in (old, new)}
+    wants_an = {w: _wants_an(w) for w in (old, new)}
     if (article.lower() == "an") != wants_an[old] or wants_an[old] == wants_an[new]:
         return prefix
     fixed = article[0] + ("n" if wants_an[new] else "")
