@@ -935,6 +935,11 @@ PASS_17_ADJ_NOUNS = [
         None,
     ),
     ("What is the point of no return?", "What is the purpose of no return?", None),
+    (  # the rhetorical "point of life" (is there any?) is not its "purpose"
+        "What is the point of life?",
+        "What is the purpose of life?",
+        None,
+    ),
     ("What is the point of voting?", "", "What is the purpose of voting?"),
     (  # "came to my mind" is no opinion
         "It came to my mind that the door was open.",
@@ -1051,6 +1056,16 @@ PASS_17_ADJ_NOUNS = [
         None,
     ),
     ("Today's youth are more tolerant.", "", "Today's young people are more tolerant."),
+    (  # "an individual" of genetics and ecology is any organism, not "a person"
+        "In pea plants, an individual whose genotype is Tt is tall.",
+        "In pea plants, a person whose genotype is Tt is tall.",
+        None,
+    ),
+    (
+        "An individual who smokes is at higher risk.",
+        "",
+        "A person who smokes is at higher risk.",
+    ),
 ]
 
 MISFIRES = [
