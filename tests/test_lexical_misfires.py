@@ -686,7 +686,8 @@ GENERAL_TEXT = [
     ),
 ]
 
-#: Older entries (before pass 14) found misfiring by the reviews and passes of 15-17.
+#: Entries outside a reviewed section (older lines, duplicates) found misfiring by passes 15-17
+#: and their reviews.
 OLDER = [
     (  # "later" before a noun is an adjective: no adverb in its place
         "Later studies confirmed the result.",
@@ -720,6 +721,12 @@ OLDER = [
         "He did not mean to kill anyone.",
     ),
     ("They intend to visit Rome.", "", "They plan to visit Rome."),
+    (  # "the place of worship" is a building (a duplicate line of pass 17a lacked the guard)
+        "The mosque took the place of worship of the old town.",
+        "The mosque replaced worship of the old town.",
+        None,
+    ),
+    ("Machines have taken the place of workers.", "", "Machines have replaced workers."),
 ]
 
 #: Misfires of pass 17's verb sections (p17b, p17a), found by review on sentences of our own
