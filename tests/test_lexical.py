@@ -219,12 +219,28 @@ def test_negation_kept_forms_change_only_into_their_listed_negations():
     assert _slot_words("There is no one answer.", lexicon=default_lexicon()) == []
 
 
+def test_a_repeated_noun_changes_everywhere_or_nowhere():
+    """A noun that occurs twice names one thing: both occurrences change, to the same word,
+    or (one of them possessive, guarded or out of its entry's context) neither does."""
+    assert _slot_words("A student reads; the student's notes.") == []
+    assert _slot_words("A student reads; the student writes.") == ["student", "student"]
+    assert _slot_words("A student reads.", frozenset({"student"})) == []
+    item = Item("t1", "demo", "subjective", "A student reads. The student writes.", ("a", "b"))
+    fam = _family(rate=1.0)
+    out = fam.perturb(default_spec(item), item, np.random.default_rng(0), 5)
+    assert [s.question for s, _ in out] == ["A pupil reads. The pupil writes."]
+    assert [r["to"] for r in out[0][1]["substitutions"]] == ["pupil", "pupil"]
+    lone = Item("t2", "demo", "subjective", "A student reads the student's notes.", ("a", "b"))
+    assert fam.perturb(default_spec(lone), lone, np.random.default_rng(0), 5) == []
+
+
 def test_context_rules_part_of_speech_cues_and_possessives():
     assert _slot_words("They require to go.") == []  # !next=to
     assert _slot_words("They require food.") == ["require"]
     assert _slot_words("The use of it.") == []  # a verb entry after "the"
     assert _slot_words("They student hard.") == []  # a noun entry after "they"
-    assert _slot_words("The effect on us and the effect.") == ["effect"]
+    assert _slot_words("The effect on us and a cause.") == ["effect"]
+    assert _slot_words("The effect on us and the effect.") == []  # a noun tie (below)
     assert _slot_words("It is likely.") == ["likely"]
     assert _slot_words("It is likely to rain.") == []
     assert _slot_words("The student’s book and the student's pen.") == []
@@ -246,6 +262,18 @@ def test_opens_rule_limits_a_form_to_a_sentence_that_opens_so():
     assert _slot_words("Are in it. Why they are in it", lexicon=lex) == ["are in"]
     real = find_slots("How many bits are in one byte?", default_lexicon(), frozenset())
     assert [s.word for s in real] == ["How many", "are in"]
+
+
+def test_not_before_rule_refuses_a_form_after_a_word_of_its_sentence():
+    """``!before=that``: the form is refused when "that" stands before it in its sentence
+    (a mandative "should"), not when "that" is in another sentence or after the form."""
+    lex = small_lexicon("x\tshould\tought_to\t!before=that,insist")
+    assert parse_line("x\tshould\tought_to\t!before=That", 1)[0].context.not_before == {"that"}
+    assert _slot_words("People should vote.", lexicon=lex) == ["should"]
+    assert _slot_words("It is best that people should vote.", lexicon=lex) == []
+    assert _slot_words("We insist they should vote.", lexicon=lex) == []
+    assert _slot_words("I know that. People should vote.", lexicon=lex) == ["should"]
+    assert _slot_words("People should vote; that is all.", lexicon=lex) == ["should"]
 
 
 def test_longest_form_wins_and_forms_do_not_overlap():

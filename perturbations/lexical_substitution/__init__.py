@@ -322,7 +322,12 @@ class LexicalSubstitution(Family):
         self, spec: PromptSpec, item: Item, rng: np.random.Generator
     ) -> Iterator[Candidate]:
         parts = self.slots(spec, item)
-        flat = [(part, slot) for part, slots in parts.items() for slot in slots]
+        # a tied noun's slots are one unit of the draw (slots.py: a noun names one thing)
+        units: dict[tuple[str, str | int], list[Slot]] = {}
+        for part, slots in parts.items():
+            for k, slot in enumerate(slots):
+                units.setdefault((part, slot.entry if slot.tied else k), []).append(slot)
+        flat = list(units.items())
         if not flat:
             return
         rate = float(self.params["rate"])
@@ -336,17 +341,18 @@ class LexicalSubstitution(Family):
             chosen: dict[str, list[tuple[Slot, str]]] = {}
             record = []
             for i in hit:
-                part, slot = flat[int(i)]
-                new = slot.synonyms[int(rng.integers(0, len(slot.synonyms)))]
-                chosen.setdefault(part, []).append((slot, new))
-                record.append(
-                    {
-                        "part": part,
-                        "word": slot.word,
-                        "to": match_case(new, slot.word),
-                        "entry": slot.entry,
-                    }
-                )
+                (part, _), group = flat[int(i)]
+                new = group[0].synonyms[int(rng.integers(0, len(group[0].synonyms)))]
+                for slot in group:
+                    chosen.setdefault(part, []).append((slot, new))
+                    record.append(
+                        {
+                            "part": part,
+                            "word": slot.word,
+                            "to": match_case(new, slot.word),
+                            "entry": slot.entry,
+                        }
+                    )
             changes = {part: substitute(getattr(spec, part), c) for part, c in chosen.items()}
             yield spec.with_(**changes), {"n_substitutions": len(record), "substitutions": record}
 

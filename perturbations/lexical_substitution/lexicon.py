@@ -23,8 +23,10 @@ tab-separated columns; ``#`` starts a comment line::
   ``start`` (the form opens a sentence) and ``!start`` (it does not), and ``opens=a_b,c``
   (the sentence holding the form, before the form, opens with one of these words or
   phrases, ``_`` joining words: ``are_in`` -> ``are_there_in`` only in a sentence that
-  opens with "how many"). An item ``*ed`` matches every word ending in "ed". Words
-  are compared lowercase: ``!prev=FBI`` is ``!prev=fbi``.
+  opens with "how many"), and ``!before=a,b`` (none of these words stands before the form
+  in its sentence, within ``3 * NEAR`` words: ``should`` -> ``ought to`` is refused after
+  "that" in "it is better that people should"). An item ``*ed`` matches every word
+  ending in "ed". Words are compared lowercase: ``!prev=FBI`` is ``!prev=fbi``.
 """
 
 from __future__ import annotations
@@ -67,6 +69,12 @@ class Context:
     start: bool = False
     not_start: bool = False
     opens: frozenset[tuple[str, ...]] | None = None
+    not_before: frozenset[str] = frozenset()
+
+    @property
+    def reads_sentence(self) -> bool:
+        """True when a rule needs the words of the sentence before the form."""
+        return self.opens is not None or bool(self.not_before)
 
     def fits(
         self,
@@ -82,6 +90,8 @@ class Context:
         if (self.start and not at_start) or (self.not_start and at_start):
             return False
         if self.opens is not None and not any(opening[: len(p)] == p for p in self.opens):
+            return False
+        if any(w in self.not_before for w in opening):
             return False
         if self.near is not None and not any(w in self.near for w in following[:NEAR]):
             return False
@@ -124,11 +134,12 @@ def _parse_context(text: str, where: str) -> Context:
             "!near": "not_near",
             "near": "near",
             "opens": "opens",
+            "!before": "not_before",
         }
         if not sep or key not in names:
             raise StudyError(
                 f"{where}: unknown context rule {token!r}; use prev=, !prev=, next=, !next=, "
-                "near=, !near=, opens=, start or !start."
+                "near=, !near=, opens=, !before=, start or !start."
             )
         field = names[key]
         if field == "opens":

@@ -16,6 +16,11 @@ A form of the lexicon is replaceable at a place of a text when every one of its 
 
 and the entry's part of speech and context rules accept the neighbouring words.
 
+A noun that occurs more than once in a text names one thing: its slots are tied (the
+family changes all of them or none, to the same substitute), and when one occurrence may
+not change (a possessive "the student's", a guarded or capitalised one) none does, so "A
+student ... the student's notes" never becomes "A learner ... the student's notes".
+
 The one exception to the negation guard is :data:`KEEPS_NEGATION`: a few forms holding a
 negation ("no one") that may become a substitute listed there, each holding the same
 negation in another word ("nobody"); any other substitute the lexicon gives them is refused.
@@ -24,7 +29,7 @@ negation in another word ("nobody"); any other substitute the lexicon gives them
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from perturbations.lexical_substitution.lexicon import NEAR, Entry, Lexicon
@@ -200,6 +205,8 @@ class Slot:
     word: str
     entry: str
     synonyms: tuple[str, ...]
+    #: True for a noun whose word occurs again in the text: its slots change together.
+    tied: bool = False
 
 
 def _parts(word: str) -> list[str]:
@@ -289,6 +296,7 @@ def find_slots(text: str, lexicon: Lexicon, protected: frozenset[str]) -> list[S
             at_start = _at_sentence_start(text, m.start())
         found: list[str] = []
         size = 0
+        noun = False
         for entry in entries:
             n = len(entry.words)
             if size and n != size:
@@ -307,7 +315,7 @@ def find_slots(text: str, lexicon: Lexicon, protected: frozenset[str]) -> list[S
                 continue
             prev, nxt = _neighbours(text, m.start(), end)
             following = tuple(t.group().lower() for t in tokens[i + n : i + n + NEAR])
-            opening = _opening(text, tokens, i) if entry.context.opens is not None else ()
+            opening = _opening(text, tokens, i) if entry.context.reads_sentence else ()
             if not _pos_fits(entry.pos, prev) or not entry.context.fits(
                 prev, nxt, at_start, following, opening
             ):
@@ -318,14 +326,41 @@ def find_slots(text: str, lexicon: Lexicon, protected: frozenset[str]) -> list[S
             if not news:
                 continue
             size = n
+            noun = noun or entry.pos == "n"
             found.extend(s for s in news if s not in found)
         if found:
             end = tokens[i + size - 1].end()
             label = " ".join(t.group().lower() for t in tokens[i : i + size])
-            slots.append(Slot(m.start(), end, written[m.start() : end], label, tuple(found)))
+            slot = Slot(m.start(), end, written[m.start() : end], label, tuple(found), noun)
+            slots.append(slot)
             taken = size
         i += taken
-    return slots
+    return _tie_nouns(slots, tokens)
+
+
+def _tie_nouns(slots: list[Slot], tokens: list[re.Match[str]]) -> list[Slot]:
+    """Noun slots of a word that occurs more than once: tied when every occurrence is a slot
+    with the same substitutes, dropped otherwise (module docstring)."""
+    seen: dict[str, int] = {}
+    for t in tokens:
+        word = t.group().lower()
+        word = word[:-2] if word.endswith("'s") else word
+        seen[word] = seen.get(word, 0) + 1
+    nouns: dict[str, list[Slot]] = {}
+    for slot in slots:
+        if slot.tied and " " not in slot.entry:
+            nouns.setdefault(slot.entry, []).append(slot)
+    out = []
+    for slot in slots:
+        if not slot.tied:
+            out.append(slot)
+        elif " " in slot.entry or seen.get(slot.entry, 0) <= 1:
+            out.append(replace(slot, tied=False))
+        else:
+            group = nouns[slot.entry]
+            if len(group) == seen[slot.entry] and len({g.synonyms for g in group}) == 1:
+                out.append(slot)
+    return out
 
 
 _LOWER_I = re.compile(r"(?<![A-Za-z'])i(?=$|[ '])")
