@@ -727,6 +727,42 @@ OLDER = [
         None,
     ),
     ("Machines have taken the place of workers.", "", "Machines have replaced workers."),
+    # blind batch 32 (old lines): a mandative "should" after "that" is no "ought to"
+    (
+        "It is better that people should keep to their own kind.",
+        "It is better that people ought to keep to their own kind.",
+        None,
+    ),
+    ("People should vote.", "", "People ought to vote."),
+    (  # defending one's country is military service, not protection
+        "Everyone should defend their country, if called upon.",
+        "Everyone should protect their country, if called upon.",
+        None,
+    ),
+    ("We must defend our rights.", "", "We must protect our rights."),
+    (  # a hedge inside a verb phrase
+        "What should the students most likely do next?",
+        "What should the students in all likelihood do next?",
+        "What should the students most probably do next?",
+    ),
+    (  # the respondent's own state; "a nation" may be a people
+        "I am proud to be a citizen of my country.",
+        "I am proud to be a citizen of my nation.",
+        None,
+    ),
+    ("Which country has the largest population?", "", "Which nation has the largest population?"),
+    (  # "equal opportunities" is a term of social policy
+        "Everyone should have equal opportunities in life.",
+        "Everyone should have equal chances in life.",
+        None,
+    ),
+    (  # "absorbing" is stronger than "interesting"
+        "It is important to do work that is interesting.",
+        "It is important to do work that is absorbing.",
+        "It is important to do work that is engaging.",
+    ),
+    ("The first hominids could be described as:", "The first hominids could be depicted as:", None),
+    ("Which group shuns politics?", "Which group avoids politics?", None),
 ]
 
 #: Misfires of pass 17's verb sections (p17b, p17a), found by review on sentences of our own
