@@ -1412,6 +1412,59 @@ PASS_17_ADV_HYPHEN = [
         None,
     ),
     ("We stayed in an out-of-the-way village.", "", "We stayed in a remote village."),
+    (  # "second" of a ranking, not the second point of an argument
+        "Second, third and fourth place went to France.",
+        "Secondly, third and fourth place went to France.",
+        None,
+    ),
+    ("Second, the data were noisy.", "", "Secondly, the data were noisy."),
+    (
+        "Once and for all, the question was settled.",
+        "For good, the question was settled.",
+        None,
+    ),
+    ("Let us settle this once and for all.", "", "Let us settle this for good."),
+    (  # "naturally" of what occurs in nature
+        "Naturally, uranium occurs as a mixture of isotopes.",
+        "Of course, uranium occurs as a mixture of isotopes.",
+        None,
+    ),
+    ("Naturally, the landlord raised the rent.", "", "Of course, the landlord raised the rent."),
+    (  # the participle of "wind" (a clock)
+        "The clock was wound up with a small key.",
+        "The clock was ended up with a small key.",
+        None,
+    ),
+    ("The company wound up in court.", "", "The company ended up in court."),
+    (  # a court "sets aside" a conviction: annuls it
+        "The appeal court set aside the conviction for money laundering.",
+        "The appeal court put aside the conviction for money laundering.",
+        None,
+    ),
+    ("She set aside money for her retirement.", "", "She put aside money for her retirement."),
+    (  # "work out" is also to exercise
+        "People who work out the most have a lower resting heart rate.",
+        "People who calculate the most have a lower resting heart rate.",
+        None,
+    ),
+    ("Work out the area of the triangle.", "", "Calculate the area of the triangle."),
+    (  # "confidence" alone is confidence in anything (institutions, intervals)
+        "Respondents rated their self-confidence and their confidence in the courts.",
+        "Respondents rated their confidence and their confidence in the courts.",
+        "Respondents rated their self-assurance and their confidence in the courts.",
+    ),
+    (  # "egocentric" of a child is Piaget's term for a stage of thinking
+        "A self-centred child refuses to share.",
+        "An egocentric child refuses to share.",
+        None,
+    ),
+    ("A self-centred man ignores others.", "", "An egocentric man ignores others."),
+    (  # "activities of daily living" is a clinical term
+        "Nurses assess the activities of daily living.",
+        "Nurses assess the activities of day-to-day living.",
+        None,
+    ),
+    ("Daily routines vary by culture.", "", "Day-to-day routines vary by culture."),
 ]
 
 
