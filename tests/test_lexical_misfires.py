@@ -1465,6 +1465,8 @@ PASS_17_ADV_HYPHEN = [
         None,
     ),
     ("Daily routines vary by culture.", "", "Day-to-day routines vary by culture."),
+    ("Is the new rope any longer?", "Is the new rope anymore?", None),  # the comparative
+    ("I can't wait any longer.", "", "I can't wait anymore."),
 ]
 
 
