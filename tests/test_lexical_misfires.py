@@ -763,6 +763,29 @@ OLDER = [
     ),
     ("The first hominids could be described as:", "The first hominids could be depicted as:", None),
     ("Which group shuns politics?", "Which group avoids politics?", None),
+    # blind batch 33 (old lines)
+    (  # reliability of results (repeatability) is no trust
+        "To make sure the results are reliable, the student should repeat it.",
+        "To make sure the results are trustworthy, the student should repeat it.",
+        None,
+    ),
+    ("Buses are reliable.", "", "Buses are dependable."),
+    (
+        "Which would most likely help the population to increase?",
+        "Which would most likely assist the population to increase?",
+        None,
+    ),
+    (
+        "Which would help the population to increase?",
+        "Which would help the population to go up?",
+        None,
+    ),
+    (  # "more significant" may read as harsher
+        "Punishment should be more important than rehabilitation.",
+        "Punishment should be more significant than rehabilitation.",
+        "Punishment should be of greater importance than rehabilitation.",
+    ),
+    ("Obedience is an important virtue.", "Obedience is a key virtue.", None),
 ]
 
 #: Misfires of pass 17's verb sections (p17b, p17a), found by review on sentences of our own
