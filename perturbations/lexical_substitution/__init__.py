@@ -67,18 +67,21 @@ items with      dev (337)     held_out      strict        all (674)
 ==============  ============  ============  ============  ============
 
 (Before pass fourteen: dev 89 / held-out 81 / all 85% and 61 / 53 / 57%; after it: 92 / 82
-/ 87% and 74 / 56 / 65%.) By dataset (all items, >= 1 / >= 3): ARC 89/75%, MMLU 85/55%,
-Political Compass 89/58%, ValueBench 93/72%, WVS 90/68%. So issue 10's three-variant
-target (60%) is met on all items (not on the held-out half alone, 58%), and its
-one-variant target (90%) is not: 89% of all items, 86% of the held-out half. Breadth pays
-little here: passes fifteen and sixteen lifted the held-out half by three points (strict:
-one), and most of their 1,800 lines fire on none of the shared items; what the items
+/ 87% and 74 / 56 / 65%; after sixteen: 92 / 86 / 89% and 74 / 58 / 66%.) By dataset (all
+items, >= 1 / >= 3): ARC 89/75%, MMLU 88/56%, Political Compass 87/58%, ValueBench 93/70%,
+WVS 88/63%. So issue 10's three-variant target (60%) is met on all items (not on the
+held-out half alone, 59%), and its one-variant target (90%) is not: 89.5% of all items
+(603; 607 would be 90%), 85% of the held-out half. Breadth pays little here: passes
+fifteen and sixteen lifted the held-out half by three points (strict: one), and pass
+seventeen's 850 lines, drawn systematically from the most frequent words, by none: when
+written they made 42 variants of the shared items, all on items that had one already. What the items
 without a variant lack is mostly one phrase each, different for every item ("stopped
-functioning", "mode of life"), which a list written in advance rarely holds. The dev items
-still without a variant (26) are short questions ("Planets orbit", "Do you believe in
-hell?", "What is a mohel?"), statements of abstract algebra, and WVS questions whose key
-word is also in the scale's options ("How important is work in your life?" with "Very
-important", ...: option words are guarded).
+functioning", "mode of life"), which a list written in advance rarely holds; the fixes of
+pass seventeen's reviews and of batches 32-33, and the noun tie, cost one held-out item
+and one dev item. The dev items still without a variant (21) are short questions ("Planets
+orbit", "Do you believe in hell?", "What is a mohel?"), statements of abstract algebra,
+and WVS questions whose key word is also in the scale's options ("How important is work in
+your life?" with "Very important", ...: option words are guarded).
 
 In ``make demo`` (bundled items, two variants each) 24 of 24 objective and 21 of 24
 subjective items get a lexical variant, and 21 objective and 21 subjective items two, so
@@ -193,11 +196,36 @@ yet judged after pass sixteen:
   "getting ahead" -> "getting on", "each according to" -> "every", "mislead" ->
   "deceive"); each is narrowed or removed.
 
-All 1,383 judged variants: 1,291 keep, 93.3%. The samples drawn at random from all variants
-(batches 1, 2, 7, 10, 15 and 25 and the first reviewer's 40), each judged before the fixes
-it led to: 633 of 680, **93.1%** (Wilson 95% interval 90.9-94.8%); the strict batches, 7,
-10, 15 and 25: 280 of 300, 93.3%. With the lexicon as it is now, 1,076 of the judged
-variants are made again, and all 1,076 keep.
+Pass seventeen, each engineer judging every variant its entries made on the shared items
+(batches 26-31, 42 variants: 39 keep; the two failures, "existence precedes essence" ->
+"comes before" in a quoted formula, and "all the time" -> "constantly", are refused) and
+30 firings drawn at random from WordNet's example sentences (173 of 180 keep, 96.1%; each
+failure fixed). Three reviewers then read the pass on sentences of their own and on
+WordNet's examples and glosses and showed 177 misfires in 141 entries ("The medians concur
+at the centroid" -> "agree", "Once bitten, twice shy" -> "two times shy", "a well-founded
+fear of persecution" -> "a justified fear", "The model accounts for 40 percent of the
+variance" -> "makes up"); each is refused and kept, with a change the entry should still
+make, in ``tests/test_lexical_misfires.py`` (303 rows). Two blind batches followed, drawn
+at random from all variants not yet judged:
+
+- batch 32, 100 variants (seed 2060), after pass seventeen, before its reviews: 87 keep
+  (Wilson 79.0-92.2%; dev 50 of 60, held_out 37 of 40). All 13 failures came from lines
+  older than pass seventeen: "should" -> "ought to" in "it is better that people should"
+  (now refused after "that": the context rule ``!before=``), "defend their country" ->
+  "protect", "my country" -> "my nation", "equal opportunities" -> "equal chances",
+  "interesting" -> "absorbing", "shuns" -> "avoids", "described as" -> "depicted as", "A
+  student ... the student's observations" -> "A learner ..." (now the noun tie above), ...;
+- batch 33, 100 variants (seed 2061), after the reviews and batch 32's fixes: 96 keep
+  (Wilson 90.2-98.4%; dev 51 of 53, held_out 45 of 47). Failures, again from older lines:
+  "the results are reliable" -> "trustworthy", "help the population to increase" ->
+  "assist ... to go up", "more important than" -> "more significant than" (harsher),
+  "an important virtue" -> "a key virtue"; each narrowed or removed.
+
+All 1,625 judged variants: 1,513 keep, 93.1%. The samples drawn at random from all variants
+(batches 1, 2, 7, 10, 15, 25, 32 and 33 and the first reviewer's 40), each judged before the
+fixes it led to: 816 of 880, **92.7%** (Wilson 95% interval 90.8-94.3%); the strict
+batches, 7, 10, 15, 25, 32 and 33: 463 of 500, 92.6%. With the lexicon as it is now, 1,206
+of the judged variants are made again, and all 1,206 keep.
 
 The sentence-embedding check of earlier versions (all-MiniLM-L6-v2 cosine of instruction
 + question before and after, 0.94) is kept as an option, ``threshold``, but is off by
