@@ -232,6 +232,26 @@ def test_a_repeated_noun_changes_everywhere_or_nowhere():
     assert [r["to"] for r in out[0][1]["substitutions"]] == ["pupil", "pupil"]
     lone = Item("t2", "demo", "subjective", "A student reads the student's notes.", ("a", "b"))
     assert fam.perturb(default_spec(lone), lone, np.random.default_rng(0), 5) == []
+    # a multi-word noun ties too; the question and the instruction change together
+    lex = small_lexicon("n\tocean_floor\tseabed\nn\tstudent\tpupil")
+    text = "Mapping the ocean floor is hard. What lies on the ocean floor?"
+    assert [s.tied for s in find_slots(text, lex, frozenset())] == [True, True]
+    assert [s.tied for s in find_slots("The ocean floor.", lex, frozenset())] == [False]
+    both = Item("t3", "demo", "subjective", "What should a student do?", ("a", "b"))
+    spec = default_spec(both).with_(instruction="Answer as a student would.")
+    fam = LexicalSubstitution(lexicon=lex, rate=1.0)
+    out = fam.perturb(spec, both, np.random.default_rng(0), 5)
+    assert [(s.question, s.instruction) for s, _ in out] == [
+        ("What should a pupil do?", "Answer as a pupil would.")
+    ]
+
+
+def test_context_rules_read_hyphenated_neighbours_whole():
+    lex = small_lexicon("n\tstudent\tpupil\t!prev=part-time\na\tbig\tlarge\tnext=long-term")
+    assert _slot_words("A part-time student.", lexicon=lex) == []
+    assert _slot_words("A keen student.", lexicon=lex) == ["student"]
+    assert _slot_words("A big long-term plan.", lexicon=lex) == ["big"]
+    assert _slot_words("A big long plan.", lexicon=lex) == []
 
 
 def test_context_rules_part_of_speech_cues_and_possessives():
@@ -274,6 +294,8 @@ def test_not_before_rule_refuses_a_form_after_a_word_of_its_sentence():
     assert _slot_words("We insist they should vote.", lexicon=lex) == []
     assert _slot_words("I know that. People should vote.", lexicon=lex) == ["should"]
     assert _slot_words("People should vote; that is all.", lexicon=lex) == ["should"]
+    long = "It is " + "very " * 30 + "clear that people should vote."  # > 3 * NEAR words
+    assert _slot_words(long, lexicon=lex) == []
 
 
 def test_longest_form_wins_and_forms_do_not_overlap():
@@ -305,6 +327,8 @@ def test_substitute_keeps_case_and_mends_articles():
         ("a minor issue", "minor", "unimportant", "an unimportant issue"),  # "un-", not "you"
         ("a big win", "big", "one-off", "a one-off win"),
         ("an hotel", "hotel", "inn", "an inn"),  # the author's article is kept as written
+        ("an old plan", "old", "unanimous", "a unanimous plan"),
+        ("a single call", "single", "unanswered", "an unanswered call"),
     ],
 )
 def test_articles_follow_the_sound_of_the_new_word(text, old, new, expected):

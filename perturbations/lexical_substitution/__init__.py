@@ -14,15 +14,16 @@ Guards (:mod:`.slots`): option texts, labels and numbers are never touched, nor 
 :data:`.slots.KEEPS_NEGATION`), words naming the task, words of any option text,
 capitalised words inside a sentence (names; the pronoun "I" excepted, unless it follows a
 capitalised word: "Statement I") or possessives; a hyphenated word ("well-known") is one
-word, matched only whole and guarded by its parts; a noun that occurs twice in a text
+word, matched only whole and guarded by its parts; a noun form that occurs twice in a text
 changes everywhere, to the same word, or nowhere ("A student ... the student's notes" keeps
-both); "a"/"an" is mended by the sound of the new word ("a used car", "an hour") and
-capitalisation kept; an apostrophe written ’ inside a word reads as ' ("It’s"), and a
-new one follows the text's style. A variant replaces each replaceable form with
-probability ``rate`` (at least one, at most ``max_substitutions``); variants are distinct
-substitution sets, drawn from the seeded generator, so a seed gives the same bytes. A
-test refuses any single-word pair of the lexicon that WordNet calls antonyms or
-co-hyponyms (siblings under one hypernym).
+both; "student" and "students" are two forms and tie apart); "a"/"an" is mended by the
+sound of the new word ("a used car", "an hour") and capitalisation kept; an apostrophe
+written ’ inside a word reads as ' ("It’s"), and a new one follows the text's style. A
+variant replaces each replaceable form with probability ``rate`` (at least one, at most
+``max_substitutions``; a tied noun counts once); variants are distinct substitution sets,
+drawn from the seeded generator, so a seed gives the same bytes. A test refuses any
+single-word pair of the lexicon that WordNet calls antonyms or co-hyponyms (siblings under
+one hypernym).
 
 Why a lexicon and not issue 10's route (a tagger, WordNet senses in context, a model to
 score them): that route was built and measured first (branch ``lexical``, 2026-11-30:
@@ -197,8 +198,8 @@ yet judged after pass sixteen:
   "deceive"); each is narrowed or removed.
 
 Pass seventeen, each engineer judging every variant its entries made on the shared items
-(batches 26-31, 42 variants: 39 keep; the two failures, "existence precedes essence" ->
-"comes before" in a quoted formula, and "all the time" -> "constantly", are refused) and
+(batches 26-31, 42 variants: 39 keep; the three failures, "existence precedes essence" ->
+"comes before" in a quoted formula twice and "all the time" -> "constantly", are refused) and
 30 firings drawn at random from WordNet's example sentences (173 of 180 keep, 96.1%; each
 failure fixed). Three reviewers then read the pass on sentences of their own and on
 WordNet's examples and glosses and showed 177 misfires in 141 entries ("The medians concur
@@ -359,12 +360,14 @@ class LexicalSubstitution(Family):
         self, spec: PromptSpec, item: Item, rng: np.random.Generator
     ) -> Iterator[Candidate]:
         parts = self.slots(spec, item)
-        # a tied noun's slots are one unit of the draw (slots.py: a noun names one thing)
-        units: dict[tuple[str, str | int], list[Slot]] = {}
+        # a tied noun's slots are one unit of the draw, in the question and the instruction
+        # alike where both offer the same substitutes (slots.py: a noun names one thing)
+        units: dict[tuple[object, ...], list[tuple[str, Slot]]] = {}
         for part, slots in parts.items():
             for k, slot in enumerate(slots):
-                units.setdefault((part, slot.entry if slot.tied else k), []).append(slot)
-        flat = list(units.items())
+                key = (slot.entry, slot.synonyms) if slot.tied else (part, k)
+                units.setdefault(key, []).append((part, slot))
+        flat = list(units.values())
         if not flat:
             return
         rate = float(self.params["rate"])
@@ -378,9 +381,10 @@ class LexicalSubstitution(Family):
             chosen: dict[str, list[tuple[Slot, str]]] = {}
             record = []
             for i in hit:
-                (part, _), group = flat[int(i)]
-                new = group[0].synonyms[int(rng.integers(0, len(group[0].synonyms)))]
-                for slot in group:
+                group = flat[int(i)]
+                first = group[0][1]
+                new = first.synonyms[int(rng.integers(0, len(first.synonyms)))]
+                for part, slot in group:
                     chosen.setdefault(part, []).append((slot, new))
                     record.append(
                         {

@@ -83,15 +83,16 @@ class Context:
         at_start: bool,
         following: tuple[str, ...] = (),
         opening: tuple[str, ...] = (),
+        recent: tuple[str, ...] = (),
     ) -> bool:
         """True when the neighbours ``prev`` and ``nxt`` ("" for none), the words
-        ``following`` the form and the words ``opening`` its sentence before it (lowercase)
-        satisfy every rule."""
+        ``following`` the form, the words ``opening`` its sentence before it and the
+        ``recent`` words before it in its sentence (all lowercase) satisfy every rule."""
         if (self.start and not at_start) or (self.not_start and at_start):
             return False
         if self.opens is not None and not any(opening[: len(p)] == p for p in self.opens):
             return False
-        if any(w in self.not_before for w in opening):
+        if any(w in self.not_before for w in recent):
             return False
         if self.near is not None and not any(w in self.near for w in following[:NEAR]):
             return False

@@ -16,10 +16,11 @@ A form of the lexicon is replaceable at a place of a text when every one of its 
 
 and the entry's part of speech and context rules accept the neighbouring words.
 
-A noun that occurs more than once in a text names one thing: its slots are tied (the
-family changes all of them or none, to the same substitute), and when one occurrence may
-not change (a possessive "the student's", a guarded or capitalised one) none does, so "A
-student ... the student's notes" never becomes "A learner ... the student's notes".
+A noun form (one word or more) that occurs more than once in a text names one thing: its
+slots are tied (the family changes all of them or none, to the same substitute, in the
+question and the instruction alike), and when one occurrence may not change (a possessive
+"the student's", a guarded or capitalised one) none does, so "A student ... the student's
+notes" never becomes "A learner ... the student's notes". A plural is another form.
 
 The one exception to the negation guard is :data:`KEEPS_NEGATION`: a few forms holding a
 negation ("no one") that may become a substitute listed there, each holding the same
@@ -98,8 +99,8 @@ _STRAIGHT = re.compile(r"(?<=[A-Za-z])'(?=[A-Za-z])")
 _BEFORE_OK = frozenset(' \t\n"“‘(')
 _AFTER_OK = frozenset(" \t\n.,;:!?\"”’)'")
 _VOWELS = frozenset("aeiou")
-_PREV_WORD = re.compile(r"([A-Za-z]+(?:'[A-Za-z]+)?)[ \t]+$")
-_NEXT_WORD = re.compile(r"[ \t]+([A-Za-z]+(?:'[A-Za-z]+)?)")
+_PREV_WORD = re.compile(r"([A-Za-z]+(?:-[A-Za-z]+)*(?:'[A-Za-z]+)?)[ \t]+$")
+_NEXT_WORD = re.compile(r"[ \t]+([A-Za-z]+(?:-[A-Za-z]+)*(?:'[A-Za-z]+)?)")
 
 
 #: Function words that stay free to change even when an option text contains them: an
@@ -179,13 +180,18 @@ def _possessive(text: str, end: int) -> bool:
     return text[end] in "'’" and end + 1 < len(text) and text[end + 1].isalpha()
 
 
-def _opening(text: str, tokens: list[re.Match[str]], i: int) -> tuple[str, ...]:
-    """The lowercase words of the sentence holding token ``i``, before it (none when ``i``
-    opens its sentence or the sentence start lies more than ``3 * NEAR`` words back)."""
-    for k in range(i, max(-1, i - 1 - 3 * NEAR), -1):
+def _opening(
+    text: str, tokens: list[re.Match[str]], i: int
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The lowercase words of the sentence holding token ``i``, before it: (its opening,
+    none when the sentence start lies more than ``3 * NEAR`` words back; the last ``3 *
+    NEAR`` words before ``i`` in the sentence, whatever its length)."""
+    low = max(0, i - 3 * NEAR)
+    for k in range(i, low - 1, -1):
         if _at_sentence_start(text, tokens[k].start()):
-            return tuple(t.group().lower() for t in tokens[k:i])
-    return ()
+            words = tuple(t.group().lower() for t in tokens[k:i])
+            return words, words
+    return (), tuple(t.group().lower() for t in tokens[low:i])
 
 
 def _pos_fits(pos: str, prev: str) -> bool:
@@ -315,9 +321,11 @@ def find_slots(text: str, lexicon: Lexicon, protected: frozenset[str]) -> list[S
                 continue
             prev, nxt = _neighbours(text, m.start(), end)
             following = tuple(t.group().lower() for t in tokens[i + n : i + n + NEAR])
-            opening = _opening(text, tokens, i) if entry.context.reads_sentence else ()
+            opening, recent = (
+                _opening(text, tokens, i) if entry.context.reads_sentence else ((), ())
+            )
             if not _pos_fits(entry.pos, prev) or not entry.context.fits(
-                prev, nxt, at_start, following, opening
+                prev, nxt, at_start, following, opening, recent
             ):
                 continue
             news = (
@@ -335,32 +343,31 @@ def find_slots(text: str, lexicon: Lexicon, protected: frozenset[str]) -> list[S
             slots.append(slot)
             taken = size
         i += taken
-    return _tie_nouns(slots, tokens)
+    return _tie_nouns(slots, text)
 
 
-def _tie_nouns(slots: list[Slot], tokens: list[re.Match[str]]) -> list[Slot]:
-    """Noun slots of a word that occurs more than once: tied when every occurrence is a slot
-    with the same substitutes, dropped otherwise (module docstring)."""
-    seen: dict[str, int] = {}
-    for t in tokens:
-        word = t.group().lower()
-        word = word[:-2] if word.endswith("'s") else word
-        seen[word] = seen.get(word, 0) + 1
+def _tie_nouns(slots: list[Slot], text: str) -> list[Slot]:
+    """Noun slots of a form that occurs more than once in ``text`` (a possessive counts):
+    tied when every occurrence is a slot with the same substitutes, dropped otherwise
+    (module docstring). A plural is another form: "student" and "students" tie apart."""
+    low = text.lower()
     nouns: dict[str, list[Slot]] = {}
     for slot in slots:
-        if slot.tied and " " not in slot.entry:
+        if slot.tied:
             nouns.setdefault(slot.entry, []).append(slot)
-    out = []
-    for slot in slots:
-        if not slot.tied:
-            out.append(slot)
-        elif " " in slot.entry or seen.get(slot.entry, 0) <= 1:
-            out.append(replace(slot, tied=False))
-        else:
-            group = nouns[slot.entry]
-            if len(group) == seen[slot.entry] and len({g.synonyms for g in group}) == 1:
-                out.append(slot)
-    return out
+    keep: dict[str, bool] = {}
+    for form, group in nouns.items():
+        words = r"\s+".join(re.escape(w) for w in form.split())
+        count = len(re.findall(rf"(?<![A-Za-z'-]){words}(?![A-Za-z-])", low))
+        if count <= 1:
+            keep[form] = False  # one occurrence: nothing to tie
+        elif len(group) == count and len({g.synonyms for g in group}) == 1:
+            keep[form] = True
+    return [
+        slot if not slot.tied else replace(slot, tied=keep[slot.entry])
+        for slot in slots
+        if not slot.tied or slot.entry in keep
+    ]
 
 
 _LOWER_I = re.compile(r"(?<![A-Za-z'])i(?=$|[ '])")
@@ -375,8 +382,11 @@ def match_case(new: str, old: str) -> str:
 #: Word starts spoken with a consonant though written with a vowel ("a unit", "a one-off",
 #: "a European"), less the "un-" words among them ("an unintended"), and starts spoken
 #: with a vowel though written with "h" ("an hour").
-_YOU_SOUND = ("use", "usu", "uti", "uni", "ure", "uro", "eu", "ewe", "ubiq", "once", "one-")
-_UN_SOUND = ("unin", "unim", "unid")
+_YOU_SOUND = (
+    *("use", "usa", "usu", "uti", "uni", "ure", "uri", "uro", "ura", "uto", "ute", "unan"),
+    *("unary", "eu", "ewe", "ubiq", "once", "one-", "u-"),
+)
+_UN_SOUND = ("unin", "unim", "unide", "unann", "unans")
 _SILENT_H = ("hour", "honest", "honor", "honour", "heir")
 
 
