@@ -239,11 +239,16 @@ def test_a_repeated_noun_changes_everywhere_or_nowhere():
     assert [s.tied for s in find_slots("The ocean floor.", lex, frozenset())] == [False]
     both = Item("t3", "demo", "subjective", "What should a student do?", ("a", "b"))
     spec = default_spec(both).with_(instruction="Answer as a student would.")
-    fam = LexicalSubstitution(lexicon=lex, rate=1.0)
+    fam = LexicalSubstitution(lexicon=lex, rate=0.01)  # one unit a variant
+    slots = fam.slots(spec, both)
+    assert [s.tied for part in ("question", "instruction") for s in slots[part]] == [True, True]
     out = fam.perturb(spec, both, np.random.default_rng(0), 5)
     assert [(s.question, s.instruction) for s, _ in out] == [
         ("What should a pupil do?", "Answer as a pupil would.")
     ]
+    # an occurrence in the instruction that may not change keeps the question's too
+    spec = default_spec(both).with_(instruction="Answer as the student's tutor would.")
+    assert "question" not in fam.slots(spec, both)
 
 
 def test_context_rules_read_hyphenated_neighbours_whole():

@@ -261,6 +261,7 @@ from perturbations.lexical_substitution.slots import (
     option_words,
     quoted_spans,
     substitute,
+    tie_nouns,
 )
 from perturbations.similarity import Similarity, default_similarity, keep_similar
 from robustness.errors import StudyError
@@ -354,7 +355,9 @@ class LexicalSubstitution(Family):
                 for slot in find_slots(text, self.lexicon, protected)
                 if not any(slot.start < end and start < slot.end for start, end in quoted)
             ]
-        return {k: v for k, v in parts.items() if v}
+        # a noun form in both the question and the instruction names one thing too
+        tied = tie_nouns(list(texts.values()), list(parts.values()))
+        return {k: v for k, v in zip(parts, tied, strict=True) if v}
 
     def candidates(
         self, spec: PromptSpec, item: Item, rng: np.random.Generator

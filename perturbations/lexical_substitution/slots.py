@@ -49,6 +49,7 @@ __all__ = [
     "option_words",
     "quoted_spans",
     "substitute",
+    "tie_nouns",
 ]
 
 
@@ -211,7 +212,9 @@ class Slot:
     word: str
     entry: str
     synonyms: tuple[str, ...]
-    #: True for a noun whose word occurs again in the text: its slots change together.
+    #: True when a noun entry matched: :func:`tie_nouns` looks at it.
+    noun: bool = False
+    #: True for a noun form that occurs again in the text: its slots change together.
     tied: bool = False
 
 
@@ -343,30 +346,36 @@ def find_slots(text: str, lexicon: Lexicon, protected: frozenset[str]) -> list[S
             slots.append(slot)
             taken = size
         i += taken
-    return _tie_nouns(slots, text)
+    return tie_nouns([text], [slots])[0]
 
 
-def _tie_nouns(slots: list[Slot], text: str) -> list[Slot]:
-    """Noun slots of a form that occurs more than once in ``text`` (a possessive counts):
-    tied when every occurrence is a slot with the same substitutes, dropped otherwise
-    (module docstring). A plural is another form: "student" and "students" tie apart."""
-    low = text.lower()
-    nouns: dict[str, list[Slot]] = {}
-    for slot in slots:
-        if slot.tied:
-            nouns.setdefault(slot.entry, []).append(slot)
-    keep: dict[str, bool] = {}
-    for form, group in nouns.items():
+def tie_nouns(texts: list[str], slot_lists: list[list[Slot]]) -> list[list[Slot]]:
+    """``slot_lists`` (the slots of each of ``texts``) with every noun form that occurs more
+    than once in all the texts together (a possessive counts) tied when each occurrence is a
+    slot with the same substitutes, and dropped otherwise (module docstring). A plural is
+    another form: "student" and "students" tie apart."""
+    low = [t.lower() for t in texts]
+    groups: dict[str, list[Slot]] = {}
+    for slots in slot_lists:
+        for slot in slots:
+            if slot.noun:
+                groups.setdefault(slot.entry, []).append(slot)
+    tied: dict[str, bool] = {}
+    for form, group in groups.items():
         words = r"\s+".join(re.escape(w) for w in form.split())
-        count = len(re.findall(rf"(?<![A-Za-z'-]){words}(?![A-Za-z-])", low))
+        pattern = re.compile(rf"(?<![A-Za-z'-]){words}(?![A-Za-z-])")
+        count = sum(len(pattern.findall(t)) for t in low)
         if count <= 1:
-            keep[form] = False  # one occurrence: nothing to tie
+            tied[form] = False  # one occurrence: nothing to tie
         elif len(group) == count and len({g.synonyms for g in group}) == 1:
-            keep[form] = True
+            tied[form] = True
     return [
-        slot if not slot.tied else replace(slot, tied=keep[slot.entry])
-        for slot in slots
-        if not slot.tied or slot.entry in keep
+        [
+            replace(slot, tied=tied[slot.entry]) if slot.noun else slot
+            for slot in slots
+            if not slot.noun or slot.entry in tied
+        ]
+        for slots in slot_lists
     ]
 
 
