@@ -352,7 +352,7 @@ class LexicalSubstitution(Family):
             quoted = quoted_spans(text, [*item.options, *spec.options])
             parts[part] = [
                 slot
-                for slot in find_slots(text, self.lexicon, protected)
+                for slot in find_slots(text, self.lexicon, protected, tie=False)
                 if not any(slot.start < end and start < slot.end for start, end in quoted)
             ]
         # a noun form in both the question and the instruction names one thing too

@@ -277,11 +277,15 @@ def _first_entries(word: str, lexicon: Lexicon, protected: frozenset[str]) -> li
     return []
 
 
-def find_slots(text: str, lexicon: Lexicon, protected: frozenset[str]) -> list[Slot]:
+def find_slots(
+    text: str, lexicon: Lexicon, protected: frozenset[str], tie: bool = True
+) -> list[Slot]:
     """The forms of ``text`` that may be replaced (rules in the module docstring).
 
     Forms do not overlap: at each word the longest form whose rules hold is taken, and
     the search resumes after it. A typographic apostrophe inside a word counts as "'".
+    With ``tie`` false, repeated nouns are left for the caller's :func:`tie_nouns` over
+    several texts.
     """
     written, text = text, _straight(text)
     tokens = list(_WORD.finditer(text))
@@ -346,7 +350,7 @@ def find_slots(text: str, lexicon: Lexicon, protected: frozenset[str]) -> list[S
             slots.append(slot)
             taken = size
         i += taken
-    return tie_nouns([text], [slots])[0]
+    return tie_nouns([text], [slots])[0] if tie else slots
 
 
 def tie_nouns(texts: list[str], slot_lists: list[list[Slot]]) -> list[list[Slot]]:
