@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from robustness.lazy import lazy_exports
+from robustness.core.lazy import lazy_exports
 
 #: Public name -> the module that defines it.
 _EXPORTS: dict[str, str] = {

@@ -1,7 +1,7 @@
 """Input checking and grouping shared by the analyses (private).
 
 Every public analysis reads a long table through :func:`load`, which validates
-only the columns that analysis uses with :func:`robustness.table.validate`
+only the columns that analysis uses with :func:`robustness.core.table.validate`
 (so a missing or malformed column stops with one sentence naming it), refuses
 tables that mix several studies, and checks that each item has one dataset type.
 Grouping works on integer codes so that a million rows stay fast.
@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from robustness.table import ANALYSIS_COLUMNS, TableError, validate
+from robustness.core.table import ANALYSIS_COLUMNS, TableError, validate
 
 REFERENCE = "original"
 ITEM_KEYS = ("model", "dataset", "item_id")

@@ -23,7 +23,7 @@ import pandas as pd
 
 from analyses._counts import PromptSets
 from analyses._data import REFERENCE, correct_column, load
-from robustness.errors import StudyError, TableError
+from robustness.core.errors import StudyError, TableError
 
 __all__ = ["INVALID_RULES", "accuracy", "accuracy_drop", "check_invalid", "correct_outcome"]
 
@@ -44,7 +44,7 @@ def check_invalid(invalid: str) -> None:
     Returns
     -------
     None
-        Raises :class:`~robustness.errors.StudyError` naming the value when it is not one
+        Raises :class:`~robustness.core.errors.StudyError` naming the value when it is not one
         of :data:`INVALID_RULES`.
     """
     if invalid not in INVALID_RULES:

@@ -36,7 +36,7 @@ import pandas as pd
 
 from analyses._counts import MIN_SET, PromptSets, prompt_sets
 from analyses._data import REFERENCE, load, nullable_int
-from robustness.errors import AnalysisError
+from robustness.core.errors import AnalysisError
 
 
 def items_frame(ps: PromptSets) -> pd.DataFrame:

@@ -33,7 +33,7 @@ import pandas as pd
 from analyses._counts import prompt_sets
 from analyses._data import REFERENCE, codes, load
 from analyses.agreement import items_frame
-from robustness.errors import AnalysisError
+from robustness.core.errors import AnalysisError
 
 
 def bootstrap_items(

@@ -20,7 +20,7 @@ from scipy import stats
 from analyses._counts import MIN_SET, PromptSets, prompt_sets
 from analyses._data import REFERENCE, codes, load
 from analyses.paired import MIN_ITEMS, thin_note
-from robustness.errors import StudyError, TableError
+from robustness.core.errors import StudyError, TableError
 
 __all__ = ["COCHRAN_OUTCOMES", "cochran_q", "cochran_statistics"]
 

@@ -1,7 +1,7 @@
 """The compact console summary that ``robustness analyze`` prints (rich).
 
 Every piece of text from the table (model, dataset and category names, notes, the formula)
-goes through :func:`robustness.text_safety.for_console` (control characters and terminal
+goes through :func:`robustness.core.text_safety.for_console` (control characters and terminal
 escapes stripped, one line, rich markup escaped) before it is printed.
 Printing is plumbing, outside the statistics convention: the numbers printed are the
 tables of :func:`analyses.analyze`, documented where they are computed.
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from analyses.numbers import fmt, fmt_dof, fmt_p
-from robustness.text_safety import for_console
+from robustness.core.text_safety import for_console
 
 if TYPE_CHECKING:
     from analyses.pipeline import AnalysisResult

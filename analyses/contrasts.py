@@ -32,7 +32,7 @@ from analyses._data import REFERENCE
 from analyses.agreement import items_frame
 from analyses.gee import gee_loaded
 from analyses.marginal import CONTRAST_COLUMNS as FIT_COLUMNS
-from robustness.errors import RobustnessError
+from robustness.core.errors import RobustnessError
 
 __all__ = ["CONTRAST_COLUMNS", "contrast_rows", "contrasts_by_model"]
 

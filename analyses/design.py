@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from analyses.formula import Formula
-from robustness.errors import AnalysisError
+from robustness.core.errors import AnalysisError
 
 __all__ = ["build_design", "independent_columns"]
 

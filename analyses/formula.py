@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from robustness.errors import AnalysisError
+from robustness.core.errors import AnalysisError
 
 __all__ = ["Formula", "FormulaError", "parse_formula"]
 
@@ -39,7 +39,7 @@ MAX_TERMS = 256
 
 class FormulaError(AnalysisError):
     """A formula that cannot be read; the message quotes it and says where (an
-    :class:`~robustness.errors.AnalysisError`, so a bad ``--formula`` is one clean error)."""
+    :class:`~robustness.core.errors.AnalysisError`, so a bad ``--formula`` is one clean error)."""
 
 
 @dataclass(frozen=True)

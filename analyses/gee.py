@@ -56,8 +56,8 @@ from analyses.gee_steps import (
 )
 from analyses.separation import COLUMNS as SEPARATION_COLUMNS
 from analyses.wald import wald_type2, wald_type3
-from robustness.errors import AnalysisError
-from robustness.table import TableError
+from robustness.core.errors import AnalysisError
+from robustness.core.table import TableError
 
 __all__ = ["CLUSTERS", "DEFAULT_FORMULA", "GEEResult", "formula_columns", "gee", "gee_loaded"]
 

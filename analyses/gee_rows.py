@@ -21,7 +21,7 @@ import pandas as pd
 from analyses._counts import MIN_SET, PromptSets, prompt_sets
 from analyses._data import REFERENCE, correct_column
 from analyses.formula import Formula, parse_formula
-from robustness.table import TableError
+from robustness.core.table import TableError
 
 __all__ = ["COMPUTED", "DEFAULT_FORMULA", "FittedRows", "fitted_rows", "formula_columns"]
 
@@ -55,7 +55,7 @@ def formula_columns(columns: Sequence[str], formula: str | None = None) -> list[
 
     Notes
     -----
-    Raises :class:`~robustness.table.TableError` naming a variable the table lacks,
+    Raises :class:`~robustness.core.table.TableError` naming a variable the table lacks,
     or a response that is neither a column nor one of :data:`COMPUTED`.
 
     Examples

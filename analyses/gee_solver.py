@@ -66,7 +66,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
-from robustness.errors import AnalysisError
+from robustness.core.errors import AnalysisError
 
 __all__ = ["CORSTRS", "Cells", "SolverFit", "solve_gee"]
 

@@ -29,8 +29,8 @@ from analyses.design import build_design, independent_columns
 from analyses.formula import Formula
 from analyses.gee_solver import Cells, SolverFit
 from analyses.separation import find_separation
-from robustness.errors import AnalysisError
-from robustness.table import TableError
+from robustness.core.errors import AnalysisError
+from robustness.core.table import TableError
 
 __all__ = [
     "CLUSTERS",
@@ -98,7 +98,7 @@ def factor_levels(values: pd.Series, given: Sequence[object] | None, var: str) -
     -------
     list
         The present levels, sorted or in ``given``'s order; a value missing from
-        ``given`` raises :class:`~robustness.table.TableError`.
+        ``given`` raises :class:`~robustness.core.table.TableError`.
     """
     present = list(pd.unique(values))
     if given is None:

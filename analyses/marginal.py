@@ -50,7 +50,7 @@ from statsmodels.stats.multitest import multipletests
 
 from analyses.design import build_design
 from analyses.formula import Formula, parse_formula
-from robustness.errors import AnalysisError
+from robustness.core.errors import AnalysisError
 
 if TYPE_CHECKING:
     from analyses.gee import GEEResult

@@ -31,7 +31,7 @@ from analyses.gee import DEFAULT_FORMULA, GEEResult, gee_loaded
 from analyses.marginal import CONTRAST_COLUMNS
 from analyses.separation import COLUMNS as SEPARATION_COLUMNS
 from analyses.wald import COLUMNS as WALD_COLUMNS
-from robustness.errors import RobustnessError
+from robustness.core.errors import RobustnessError
 
 __all__ = [
     "COEF_COLUMNS",

@@ -43,7 +43,7 @@ from scipy import stats
 from analyses._counts import MIN_SET, PromptSets, prompt_sets
 from analyses._data import codes, load
 from analyses.accuracy import check_invalid, correct_outcome
-from robustness.errors import StudyError, TableError
+from robustness.core.errors import StudyError, TableError
 
 __all__ = ["MIN_ITEMS", "mcnemar", "thin_note"]
 

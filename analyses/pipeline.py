@@ -1,7 +1,7 @@
 """``robustness analyze``: every analysis of a long table, written as CSV files, in one call.
 
 :func:`analyze_path` reads a Parquet or CSV table (checked by
-:func:`robustness.table.read_table`), :func:`analyze` takes a DataFrame; both
+:func:`robustness.core.table.read_table`), :func:`analyze` takes a DataFrame; both
 validate the table once, run the analyses, write ``DIR/tables/*.csv`` and
 ``DIR/summary.json``, print a compact summary and return an
 :class:`AnalysisResult` holding every table, both GEE fits and the notes (what
@@ -69,10 +69,10 @@ from analyses.sections import (
     sensitivity_contrasts,
 )
 from analyses.summaries import confidence_sensitivity, flip_summary, fragile_items
-from robustness.errors import AnalysisError
-from robustness.names import FAMILY_ORDER
-from robustness.table import TableError, read_table
-from robustness.text_safety import shown
+from robustness.core.errors import AnalysisError
+from robustness.core.names import FAMILY_ORDER
+from robustness.core.table import TableError, read_table
+from robustness.core.text_safety import shown
 
 __all__ = ["AnalysisResult", "analyze", "analyze_path"]
 
@@ -375,7 +375,7 @@ def analyze_path(
     ----------
     table_path
         A ``.parquet`` or ``.csv`` long table (read and checked by
-        :func:`robustness.table.read_table`).
+        :func:`robustness.core.table.read_table`).
     out_dir
         Output folder, as :func:`analyze`.
     formula, cluster

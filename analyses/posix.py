@@ -33,7 +33,7 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
-from robustness.errors import AnalysisError, ModelError
+from robustness.core.errors import AnalysisError, ModelError
 
 
 class LoglikelihoodRunner(Protocol):

@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from analyses.power_model import Design, Effects, calibrate_sigma, simulate_table
-from robustness.errors import RobustnessError, StudyError
+from robustness.core.errors import RobustnessError, StudyError
 
 __all__ = ["POWER_COLUMNS", "SolveResult", "power", "power_terms", "solve_items"]
 

@@ -59,8 +59,8 @@ import pandas as pd
 from scipy.optimize import brentq
 from scipy.special import expit
 
-from robustness.errors import StudyError
-from robustness.names import FAMILY_ORDER
+from robustness.core.errors import StudyError
+from robustness.core.names import FAMILY_ORDER
 
 __all__ = [
     "TYPES",

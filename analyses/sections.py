@@ -25,7 +25,7 @@ from analyses.contrasts import CONTRAST_COLUMNS, contrast_rows
 from analyses.gee import gee_loaded
 from analyses.paired import _mcnemar
 from analyses.summaries import dataset_means
-from robustness.errors import RobustnessError
+from robustness.core.errors import RobustnessError
 
 __all__ = [
     "ACCURACY_COLUMNS",

@@ -27,7 +27,7 @@ import pandas as pd
 from analyses._counts import MIN_SET, prompt_sets
 from analyses._data import REFERENCE, load
 from analyses.accuracy import check_invalid, correct_outcome
-from robustness.errors import StudyError, TableError
+from robustness.core.errors import StudyError, TableError
 
 __all__ = ["format_accuracy", "format_spread"]
 

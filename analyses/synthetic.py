@@ -47,8 +47,8 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, logit
 
-from robustness.errors import AnalysisError
-from robustness.names import FAMILY_ORDER
+from robustness.core.errors import AnalysisError
+from robustness.core.names import FAMILY_ORDER
 
 #: The eight perturbation families of the toolkit, in their canonical order.
 FAMILIES: tuple[str, ...] = FAMILY_ORDER
@@ -206,7 +206,7 @@ def synthetic_table(
     -------
     pandas.DataFrame
         The long table (all schema columns plus ``scale`` and ``n_options``);
-        it passes :func:`robustness.table.validate`.
+        it passes :func:`robustness.core.table.validate`.
 
     Notes
     -----

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from analyses.intervals import wilson_interval
-from robustness.errors import ModelError, StudyError
+from robustness.core.errors import ModelError, StudyError
 
 __all__ = ["ThompsonResult", "prior_parameters", "thompson_search", "wilson_interval"]
 

@@ -6,7 +6,7 @@ subprocess so that peak memory belongs to that task alone:
 
 agreement + PSS
     what ``robustness analyze`` does for them: one validation of the table
-    (``robustness.table.validate`` on the columns used), prompt sets, C_i,
+    (``robustness.core.table.validate`` on the columns used), prompt sets, C_i,
     Table 2, S_i and PSS.  The validation's share is shown separately.
 GEE + Wald II/III
     validation, agreement flags, separation check, the exchangeable GEE with
@@ -212,7 +212,7 @@ def main() -> None:
         return
 
     from analyses.synthetic import synthetic_table
-    from robustness.table import write_parquet
+    from robustness.core.table import write_parquet
 
     sizes = [int(s) for s in args.sizes.split(",") if s]
     sm_sizes = {int(s) for s in args.sm_sizes.split(",") if s}

@@ -14,11 +14,11 @@ study
     item (families without models: option_order, label_substitution, spelling_noise, formatting,
     framing, logical_equivalence, lexical_substitution);
 table
-    ``robustness.table.validate`` on a mutated long table;
+    ``robustness.core.table.validate`` on a mutated long table;
 formula
     ``analyses.formula.parse_formula`` on a mutated formula;
 answer
-    ``robustness.answer_parser.parse_answer`` on a hostile raw output and label set;
+    ``robustness.core.answer_parser.parse_answer`` on a hostile raw output and label set;
 analysis (only when named in ``--targets``: about a second an input)
     what ``robustness analyze`` runs (``robustness.commands.analyze.analyze_table``: read the
     file, analyse, print the console summary, write the report) on a small long table from
@@ -69,7 +69,7 @@ from helpers.hostile_tables import (  # noqa: E402
 from helpers.tables import one_item_table  # noqa: E402
 
 from analyses.formula import FormulaError, parse_formula  # noqa: E402
-from robustness.errors import RobustnessError  # noqa: E402
+from robustness.core.errors import RobustnessError  # noqa: E402
 
 HANG_SECONDS = 20.0
 SLOW_SECONDS = 0.5
@@ -415,8 +415,8 @@ def answer_input(rng: np.random.Generator) -> tuple[Any, list[Any], list[Any]]:
 
 def make_cases(folder: Path) -> dict[str, Callable[[np.random.Generator], Callable[[], Any]]]:
     import robustness as rb
-    from robustness.answer_parser import parse_answer
-    from robustness.table import validate
+    from robustness.core.answer_parser import parse_answer
+    from robustness.core.table import validate
 
     demo = rb.demo_items()[:1]
 

@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from test_kill_safety import child, finish, make_study, same  # noqa: E402
 
-from robustness.table import read_table  # noqa: E402
+from robustness.core.table import read_table  # noqa: E402
 
 
 def kill_at(study: Path, kind: str, rng: np.random.Generator, total: int) -> str:

@@ -49,8 +49,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from robustness.answer_parser import _parse_text, parse_answer  # noqa: E402
-from robustness.errors import ItemError  # noqa: E402
+from robustness.core.answer_parser import _parse_text, parse_answer  # noqa: E402
+from robustness.core.errors import ItemError  # noqa: E402
 
 CORPUS = ROOT / "tests" / "data" / "normalizer_corpus.jsonl"
 TARGET_PER_S = 20_000

@@ -28,8 +28,9 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import robustness as rb
-from perturbations.base import FAMILY_ORDER, REGISTRY, make_family
+from perturbations.base import REGISTRY, make_family
 from perturbations.similarity import default_similarity
+from robustness.core.names import FAMILY_ORDER
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 #: Seed of the half split the lexicon of lexical_substitution was developed on.
@@ -91,8 +92,8 @@ def halves(items: list, seed: int = HALF_SEED) -> tuple[list, list]:
 
 def lexical_coverage(items: list, n: int) -> None:
     """Print the coverage table of lexical_substitution (module docstring)."""
-    from perturbations.base import family_rng
-    from robustness.prompts import default_spec
+    from robustness.core.prompts import default_spec
+    from robustness.core.seeding import family_rng
 
     family = make_family("lexical_substitution")
     t = time.perf_counter()

@@ -99,7 +99,7 @@ def max_abs(a: Sequence[float], b: Sequence[float]) -> float:
 
 
 def bench_cloze(on: Any, off: Any, n: int, rounds: int) -> None:
-    from robustness.prompts import default_spec
+    from robustness.core.prompts import default_spec
 
     items = load("mmlu")[:n]
     specs = [default_spec(item) for item in items]
@@ -148,7 +148,7 @@ def bench_cloze(on: Any, off: Any, n: int, rounds: int) -> None:
 
 
 def fewshot_prompts(n: int) -> tuple[list[Any], list[list[str]]]:
-    from robustness.prompts import Exemplar, default_spec
+    from robustness.core.prompts import Exemplar, default_spec
 
     columns = []
     for name in ("mmlu", "arc_challenge"):

@@ -15,6 +15,7 @@ from perturbations import (  # noqa: F401  (each module registers its family)
     paraphrase,
     spelling_noise,
 )
-from perturbations.base import FAMILY_ORDER, REGISTRY, Family, family_rng, make_family, register
+from perturbations.base import REGISTRY, Family, make_family, register
+from robustness.core.names import FAMILY_ORDER
 
-__all__ = ["FAMILY_ORDER", "REGISTRY", "Family", "family_rng", "make_family", "register"]
+__all__ = ["FAMILY_ORDER", "REGISTRY", "Family", "make_family", "register"]

@@ -5,8 +5,7 @@ candidate specs from a ``numpy.random.Generator``; :meth:`Family.perturb` keeps
 the first ``n`` whose rendered text differs from the original and from each
 other.  The generator is seeded from (study seed, dataset, item id, family), so
 adding an item or a family never changes another's variants.  The generators live in
-:mod:`robustness.seeding` and the family names in :mod:`robustness.names`; both are
-re-exported here for the imports that already use them.
+:mod:`robustness.core.seeding` and the family names in :mod:`robustness.core.names`.
 """
 
 from __future__ import annotations
@@ -17,26 +16,15 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from robustness.errors import StudyError
-from robustness.names import FAMILY_ORDER
-from robustness.seeding import _rng as _rng  # re-exported for older imports
-from robustness.seeding import family_rng, study_rng
+from robustness.core.errors import StudyError
+from robustness.core.names import FAMILY_ORDER
+from robustness.core.seeding import family_rng, study_rng
 
 if TYPE_CHECKING:
-    from robustness.items import Item
-    from robustness.prompts import PromptSpec
+    from robustness.core.items import Item
+    from robustness.core.prompts import PromptSpec
 
-__all__ = [
-    "FAMILY_ORDER",
-    "REGISTRY",
-    "Candidate",
-    "Family",
-    "family_rng",
-    "make_family",
-    "register",
-    "rng_for",
-    "study_rng",
-]
+__all__ = ["REGISTRY", "Candidate", "Family", "make_family", "register", "rng_for"]
 
 Candidate = tuple["PromptSpec", dict[str, Any]]
 

@@ -37,8 +37,8 @@ import numpy as np
 
 from perturbations.base import Candidate, Family, register
 from perturbations.label_substitution import WRAPPERS
-from robustness.items import Item
-from robustness.prompts import CASINGS, LAYOUTS, POSITIONS, Format, PromptSpec
+from robustness.core.items import Item
+from robustness.core.prompts import CASINGS, LAYOUTS, POSITIONS, Format, PromptSpec
 
 QUESTION_DESCRIPTORS = ("Question", "Q", "Query", "Problem", "")
 STATEMENT_DESCRIPTORS = ("Statement", "Claim", "Proposition", "Opinion", "")

@@ -20,8 +20,8 @@ from collections.abc import Iterator
 import numpy as np
 
 from perturbations.base import Candidate, Family, register
-from robustness.items import Item
-from robustness.prompts import PromptSpec, task_kind
+from robustness.core.items import Item
+from robustness.core.prompts import PromptSpec, task_kind
 
 #: The task part of the instruction, by kind of item.
 TASK = {

@@ -18,8 +18,8 @@ import numpy as np
 
 from perturbations.base import Candidate, Family, register
 from perturbations.references import any_label_reference
-from robustness.items import Item
-from robustness.prompts import PromptSpec
+from robustness.core.items import Item
+from robustness.core.prompts import PromptSpec
 
 _ROMAN = (
     ("m", 1000),

@@ -22,8 +22,8 @@ from collections.abc import Iterator
 import numpy as np
 
 from perturbations.base import Candidate, Family, register
-from robustness.items import Item
-from robustness.prompts import PromptSpec, task_kind
+from robustness.core.items import Item
+from robustness.core.prompts import PromptSpec, task_kind
 
 NEGATIONS = (
     "It is not the case that {s}.",

@@ -24,8 +24,8 @@ import numpy as np
 
 from perturbations.base import Candidate, Family, register
 from perturbations.references import any_label_reference, pinned_positions
-from robustness.items import Item
-from robustness.prompts import PromptSpec
+from robustness.core.items import Item
+from robustness.core.prompts import PromptSpec
 
 
 def _reorder(spec: PromptSpec, item: Item, order: tuple[int, ...]) -> PromptSpec:

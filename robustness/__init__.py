@@ -15,37 +15,37 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from robustness.lazy import lazy_exports
+from robustness.core.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
 #: Public name -> the module that defines it.
 _EXPORTS: dict[str, str] = {
-    "Exemplar": "robustness.prompts",
-    "Format": "robustness.prompts",
-    "Item": "robustness.items",
-    "AnalysisError": "robustness.errors",
-    "ItemError": "robustness.errors",
+    "Exemplar": "robustness.core.prompts",
+    "Format": "robustness.core.prompts",
+    "Item": "robustness.core.items",
+    "AnalysisError": "robustness.core.errors",
+    "ItemError": "robustness.core.errors",
     "ModelConfig": "robustness.study",
-    "ModelError": "robustness.errors",
-    "PromptSpec": "robustness.prompts",
-    "RobustnessError": "robustness.errors",
+    "ModelError": "robustness.core.errors",
+    "PromptSpec": "robustness.core.prompts",
+    "RobustnessError": "robustness.core.errors",
     "StudyConfig": "robustness.study",
-    "StudyError": "robustness.errors",
-    "TableError": "robustness.errors",
-    "Variant": "robustness.variants",
-    "default_spec": "robustness.prompts",
-    "demo_items": "robustness.loaders",
+    "StudyError": "robustness.core.errors",
+    "TableError": "robustness.core.errors",
+    "Variant": "robustness.core.variants",
+    "default_spec": "robustness.core.prompts",
+    "demo_items": "robustness.core.items",
     "format_search": "robustness.format_search",
-    "load_items": "robustness.loaders",
+    "load_items": "robustness.core.items",
     "load_study": "robustness.study",
     "model": "robustness.study",
-    "per_dataset": "robustness.loaders",
+    "per_dataset": "robustness.core.items",
     "perturb": "robustness.perturb",
-    "read_table": "robustness.table",
+    "read_table": "robustness.core.table",
     "run": "robustness.run",
     "run_study": "robustness.run",
-    "validate": "robustness.table",
+    "validate": "robustness.core.table",
 }
 
 __all__ = [
@@ -78,7 +78,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # the names as type checkers and editors see them
-    from robustness.errors import (
+    from robustness.core.errors import (
         AnalysisError,
         ItemError,
         ModelError,
@@ -86,15 +86,14 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them
         StudyError,
         TableError,
     )
+    from robustness.core.items import Item, demo_items, load_items, per_dataset
+    from robustness.core.prompts import Exemplar, Format, PromptSpec, default_spec
+    from robustness.core.table import read_table, validate
+    from robustness.core.variants import Variant
     from robustness.format_search import format_search
-    from robustness.items import Item
-    from robustness.loaders import demo_items, load_items, per_dataset
     from robustness.perturb import perturb
-    from robustness.prompts import Exemplar, Format, PromptSpec, default_spec
     from robustness.run import run, run_study
     from robustness.study import ModelConfig, StudyConfig, load_study, model
-    from robustness.table import read_table, validate
-    from robustness.variants import Variant
 
 
 lazy_exports(__name__, _EXPORTS)

@@ -10,7 +10,7 @@ Three modes, chosen per model:
   prompt, divided by its number of tokens (the mean log-probability per token,
   so long options are not penalised for their length); the answer is the best
   option, ``option_probs`` the softmax of the normalised scores.
-- ``generate``: greedy decoding, then :func:`robustness.answer_parser.parse_answer`;
+- ``generate``: greedy decoding, then :func:`robustness.core.answer_parser.parse_answer`;
   outputs that do not parse stay in the table as invalid rows with their reason.
 
 A failure of the model on one prompt is recorded as an invalid row
@@ -25,13 +25,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from robustness.answer_parser import parse_answer
-from robustness.errors import ModelError
+from robustness.core.answer_parser import parse_answer
+from robustness.core.errors import ModelError
+from robustness.core.table import COLUMNS
+from robustness.core.variants import Variant
 from robustness.reparse import display_json, reading_columns
 from robustness.runners.base import Prompt
 from robustness.study import ModelConfig
-from robustness.table import COLUMNS
-from robustness.variants import Variant
 
 #: ``progress(model_name, done, total)`` after each completed batch.
 Progress = Callable[[str, int, int], None]

@@ -123,8 +123,8 @@ def run_command(
 @app.command("validate")
 def validate_command(table: str = typer.Argument(..., help="long table, Parquet or CSV")) -> None:
     """Check any long table (ours or another tool's) against the schema."""
-    from robustness.table import COLUMNS, read_table, table_warnings
-    from robustness.text_safety import for_terminal
+    from robustness.core.table import COLUMNS, read_table, table_warnings
+    from robustness.core.text_safety import for_terminal
 
     df = read_table(table)  # the columns the analyses need; every known column is checked
     extra = [for_terminal(c, 60) for c in df.columns if c not in COLUMNS]
@@ -260,11 +260,11 @@ def main() -> None:
     """
     import sys
 
-    from robustness.errors import RobustnessError
+    from robustness.core.errors import RobustnessError
     from robustness.runners import apply_thread_defaults
 
     apply_thread_defaults()
-    from robustness.text_safety import for_terminal
+    from robustness.core.text_safety import for_terminal
 
     argv = sys.argv
     if "--ray" in argv:  # `--ray` with no address means a local Ray

@@ -30,7 +30,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from robustness.errors import StudyError
+from robustness.core.errors import StudyError
 from robustness.runners.base import Prompt, Runner
 from robustness.study import ModelConfig
 

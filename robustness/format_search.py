@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from perturbations.base import study_rng
-from robustness.errors import StudyError
-from robustness.items import Item
-from robustness.prompts import Format, default_spec
+from robustness.core.errors import StudyError
+from robustness.core.items import Item
+from robustness.core.prompts import Format, default_spec
+from robustness.core.seeding import study_rng
 
 if TYPE_CHECKING:
     from robustness.answers import Progress

@@ -6,11 +6,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from perturbations.base import Family, make_family, rng_for
-from robustness.errors import StudyError
-from robustness.items import Item
-from robustness.names import FAMILY_ORDER
-from robustness.prompts import PromptSpec, default_spec
-from robustness.variants import ORIGINAL, Variant
+from robustness.core.errors import StudyError
+from robustness.core.items import Item
+from robustness.core.names import FAMILY_ORDER
+from robustness.core.prompts import PromptSpec, default_spec
+from robustness.core.variants import ORIGINAL, Variant
 
 #: Most variants per family and item (study files share the bound: robustness.study).
 MAX_VARIANTS = 1000

@@ -27,7 +27,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from robustness.text_safety import for_terminal
+from robustness.core.text_safety import for_terminal
 
 __all__ = ["ProgressCallback", "RateColumn", "auto_progress", "interactive", "progress_bars"]
 

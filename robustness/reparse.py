@@ -22,9 +22,14 @@ from typing import Any
 
 import pandas as pd
 
-from robustness.answer_parser import CONFLICT_POLICIES, PARSER_VERSION, ParsedAnswer, parse_answer
-from robustness.errors import TableError
-from robustness.table import validate
+from robustness.core.answer_parser import (
+    CONFLICT_POLICIES,
+    PARSER_VERSION,
+    ParsedAnswer,
+    parse_answer,
+)
+from robustness.core.errors import TableError
+from robustness.core.table import validate
 
 __all__ = ["ReparseResult", "display_json", "parser_versions", "reading_columns", "reparse"]
 
@@ -187,7 +192,7 @@ def reparse(table: pd.DataFrame, *, conflict: str = "ambiguous") -> ReparseResul
         ``display``.
     conflict
         The policy for a label written with another option's text: "ambiguous" (the
-        default), "label" or "text" (see :func:`robustness.answer_parser.parse_answer`).
+        default), "label" or "text" (see :func:`robustness.core.answer_parser.parse_answer`).
 
     Returns
     -------

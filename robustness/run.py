@@ -19,19 +19,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from perturbations.base import family_rng
 from robustness.answers import Progress, answer_rows, prompt_for, rows_to_table
-from robustness.errors import StudyError
+from robustness.core.errors import StudyError
+from robustness.core.items import Item, per_dataset
+from robustness.core.prompts import Exemplar, PromptSpec, default_spec
+from robustness.core.seeding import family_rng
+from robustness.core.table import write_csv, write_parquet
+from robustness.core.variants import Variant
 from robustness.executors import Executor, Local, Ray
-from robustness.items import Item
-from robustness.loaders import per_dataset
 from robustness.perturb import perturb
 from robustness.progress import auto_progress
-from robustness.prompts import Exemplar, PromptSpec, default_spec
 from robustness.runners.base import Prompt, Runner
 from robustness.study import ModelConfig, StudyConfig, load_study_items
-from robustness.table import write_csv, write_parquet
-from robustness.variants import Variant
 
 
 def exemplars_for(
@@ -119,7 +118,7 @@ def run(
     Returns
     -------
     pandas.DataFrame
-        The long table (``robustness.table``): one row per model x variant, in model then
+        The long table (``robustness.core.table``): one row per model x variant, in model then
         variant order.
 
     Examples
@@ -131,7 +130,7 @@ def run(
     >>> models = [rb.model("embedded", mode="choice")]  # doctest: +SKIP
     >>> table = rb.run(vs, models, cache="runs.sqlite")  # doctest: +SKIP
     """
-    from robustness.cache import Cache
+    from robustness.core.cache import Cache
     from robustness.runners.cached import MemoryCache
 
     executor = executor if executor is not None else Local()

@@ -58,9 +58,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from robustness.answer_parser import CONFLICT_POLICIES
-from robustness.errors import StudyError
-from robustness.names import BACKENDS, CHAT_MODES, DTYPES, MODES
+from robustness.core.answer_parser import CONFLICT_POLICIES
+from robustness.core.errors import StudyError
+from robustness.core.names import BACKENDS, CHAT_MODES, DTYPES, MODES
+from robustness.core.text_safety import shown
 from robustness.perturb import MAX_VARIANTS as PERTURB_MAX_VARIANTS
 from robustness.perturb import resolve_families
 from robustness.study_checks import (
@@ -72,7 +73,6 @@ from robustness.study_checks import (
     check_parameter,
 )
 from robustness.study_items import ItemSource, item_sources, load_study_items
-from robustness.text_safety import shown
 
 __all__ = [
     "CHAT",

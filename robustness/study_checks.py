@@ -12,8 +12,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from robustness.errors import StudyError
-from robustness.text_safety import shown
+from robustness.core.errors import StudyError
+from robustness.core.text_safety import shown
 
 __all__ = [
     "MAX_INT",

@@ -12,12 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from robustness.errors import StudyError
-from robustness.items import Item
-from robustness.loaders import ITEM_FIELDS, demo_items, load_items
-from robustness.names import DATASET_TYPES
+from robustness.core.errors import StudyError
+from robustness.core.items import ITEM_FIELDS, Item, demo_items, load_items
+from robustness.core.names import DATASET_TYPES
+from robustness.core.text_safety import shown
 from robustness.study_checks import as_table, as_text, check_keys
-from robustness.text_safety import shown
 
 if TYPE_CHECKING:
     from robustness.study import StudyConfig

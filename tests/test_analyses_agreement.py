@@ -8,7 +8,7 @@ import pytest
 
 from analyses import agreement_rows, agreement_table, flip_rate, item_agreement
 from analyses.synthetic import synthetic_table
-from robustness.table import TableError
+from robustness.core.table import TableError
 
 
 def table(rows):

@@ -15,7 +15,7 @@ from analyses.design import build_design, independent_columns
 from analyses.formula import FormulaError, parse_formula
 from analyses.synthetic import synthetic_table
 from analyses.wald import wald_type2, wald_type3
-from robustness.table import TableError
+from robustness.core.table import TableError
 
 
 @pytest.fixture(scope="module")

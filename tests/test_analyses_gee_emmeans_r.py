@@ -27,7 +27,7 @@ import pandas as pd
 import pytest
 
 from analyses import agreement_rows, gee
-from robustness.table import read_table
+from robustness.core.table import read_table
 
 HERE = Path(__file__).parent
 FIXTURES = HERE / "fixtures" / "analyses"

@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from analyses import agreement_rows, gee
-from robustness.table import read_table
+from robustness.core.table import read_table
 
 HERE = Path(__file__).parent
 TABLE = HERE / "fixtures" / "analyses" / "gee_table.csv"

@@ -11,7 +11,7 @@ from rich.console import Console
 from analyses import agreement_rows
 from analyses.pipeline import analyze, analyze_path
 from analyses.synthetic import synthetic_table
-from robustness.table import TableError, write_csv, write_parquet
+from robustness.core.table import TableError, write_csv, write_parquet
 
 REQUIRED = {
     "agreement_items": [
@@ -142,7 +142,7 @@ def test_bad_arguments_are_analysis_errors_with_plain_values(tmp_path):
     import numpy as np
 
     from analyses.synthetic import synthetic_table
-    from robustness.errors import AnalysisError
+    from robustness.core.errors import AnalysisError
 
     table = synthetic_table(models=1, n_items=4, seed=0)
     with pytest.raises(AnalysisError, match=r"not 0\.$"):

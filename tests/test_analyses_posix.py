@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from analyses import posix, posix_from_runner, posix_table
-from robustness.errors import ModelError
+from robustness.core.errors import ModelError
 
 LL = np.array(
     [[-3.0, -5.0, -4.0], [-6.0, -2.0, -8.0], [-4.0, -4.0, -1.0]]

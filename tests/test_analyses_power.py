@@ -22,7 +22,7 @@ from analyses.power_model import (
     simulate_table,
 )
 from analyses.synthetic import synthetic_table
-from robustness.errors import StudyError
+from robustness.core.errors import StudyError
 
 ONE_CELL = Design(items_per_dataset=120, variants_per_family=1, models=1, datasets_per_type=(1, 1))
 

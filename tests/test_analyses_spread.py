@@ -100,7 +100,7 @@ def test_the_original_prompt_is_one_of_the_formats():
 
 
 def test_bad_invalid_rule_is_one_clear_error():
-    from robustness.errors import StudyError
+    from robustness.core.errors import StudyError
 
     with pytest.raises(StudyError, match="invalid must be 'wrong' or 'drop', not 'skip'"):
         format_spread(formats_table(), invalid="skip")

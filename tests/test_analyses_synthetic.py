@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from analyses.synthetic import FAMILIES, synthetic_table
-from robustness.table import validate
+from robustness.core.table import validate
 
 
 def test_passes_the_schema_and_has_the_layout():

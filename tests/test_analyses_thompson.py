@@ -9,7 +9,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from analyses import thompson_search
 from analyses.thompson import _choose, prior_parameters, wilson_interval
-from robustness.errors import ModelError, StudyError
+from robustness.core.errors import ModelError, StudyError
 
 K, N = 50, 1000
 

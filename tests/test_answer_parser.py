@@ -1,4 +1,4 @@
-"""Tests of the answer normaliser (robustness/answer_parser.py).
+"""Tests of the answer normaliser (robustness/core/answer_parser/).
 
 Three layers:
 - the committed corpus tests/data/normalizer_corpus.jsonl, one case per line, each parse
@@ -25,9 +25,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from robustness import answer_parser as normalize
-from robustness.answer_parser import REASONS, ParsedAnswer, parse_answer
-from robustness.errors import ItemError
+from robustness.core import answer_parser as normalize
+from robustness.core.answer_parser import REASONS, ParsedAnswer, parse_answer
+from robustness.core.errors import ItemError
 
 DATA = Path(__file__).parent / "data"
 CORPUS = DATA / "normalizer_corpus.jsonl"

@@ -1,6 +1,6 @@
 """The answer parser's fast paths give exactly what their models give.
 
-The parser reads most answers through shortcuts (robustness/answer_parser/_ascii.py and the
+The parser reads most answers through shortcuts (robustness/core/answer_parser/_ascii.py and the
 gates and prefilters of _patterns, _compile and _heads); each is compared here, on seeded
 random texts built from the words the patterns look for, with the slower form it replaces.
 A shortcut that changed one match would change parse results, so every comparison is exact.
@@ -14,10 +14,10 @@ import unicodedata
 import numpy as np
 import pytest
 
-from robustness.answer_parser import _ascii, _patterns
-from robustness.answer_parser._compile import _ascii_starts, _compile_labels, _compile_options
-from robustness.answer_parser._heads import _Heads
-from robustness.answer_parser._patterns import (
+from robustness.core.answer_parser import _ascii, _patterns
+from robustness.core.answer_parser._compile import _ascii_starts, _compile_labels, _compile_options
+from robustness.core.answer_parser._heads import _Heads
+from robustness.core.answer_parser._patterns import (
     _CJK_CHAR,
     _CJK_GLUE,
     _REFUSAL_RE,

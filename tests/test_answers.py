@@ -10,10 +10,10 @@ from helpers.oracle import oracle_answer
 
 import robustness as rb
 from robustness.answers import answer_rows, rows_to_table
-from robustness.errors import ModelError
+from robustness.core.errors import ModelError
+from robustness.core.table import validate
 from robustness.runners.base import Generation, LogLikelihood, OptionScores
 from robustness.study import ModelConfig
-from robustness.table import validate
 
 ITEM = rb.Item(
     "q1",
@@ -155,7 +155,7 @@ def test_progress_is_reported_per_batch():
 def test_table_columns_follow_the_schema_order():
     vs = variants()
     table = rows_to_table(answer_rows(runner(vs), vs, ModelConfig(name="m")))
-    from robustness.table import COLUMNS
+    from robustness.core.table import COLUMNS
 
     assert list(table.columns) == list(COLUMNS)
     assert isinstance(table, pd.DataFrame)

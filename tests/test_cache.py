@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from helpers.fake_runner import CHILD_LABELS, FakeRunner, child_prompts
 
-from robustness.cache import Cache, CacheError, make_key
+from robustness.core.cache import Cache, CacheError, make_key
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent

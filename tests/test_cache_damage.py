@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from helpers.fake_runner import CHILD_LABELS, FakeRunner, child_prompts
 
-from robustness.cache import Cache, CacheError
+from robustness.core.cache import Cache, CacheError
 from robustness.runners.cached import CachedRunner
 
 
@@ -76,7 +76,7 @@ def test_a_study_recomputes_and_reports_an_unreadable_entry(tmp_path):
 
     import robustness as rb
     from robustness.commands.run import summarise
-    from robustness.table import read_table
+    from robustness.core.table import read_table
 
     study = tmp_path / "s.toml"
     study.write_text(

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 import robustness  # noqa: F401  (loads robustness.run, which the fixture patches)
 from robustness.cli import app
 from robustness.commands.run import run_problems
-from robustness.table import read_table
+from robustness.core.table import read_table
 
 ROOT = Path(__file__).resolve().parent.parent
 

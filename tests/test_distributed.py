@@ -28,8 +28,8 @@ from helpers.ray_runners import (
 )
 
 import robustness as rb
-from robustness.cache import Cache
-from robustness.errors import RobustnessError
+from robustness.core.cache import Cache
+from robustness.core.errors import RobustnessError
 from robustness.executors import Ray
 
 KEY = ["model", "item_id", "category", "variant_id"]

@@ -28,7 +28,12 @@ MODULES = _modules(robustness) + _modules(perturbations)
 
 def test_the_examples_are_found():
     finder = doctest.DocTestFinder()
-    names = {"robustness.seeding", "robustness.names", "robustness.table", "perturbations"}
+    names = {
+        "robustness.core.seeding",
+        "robustness.core.names",
+        "robustness.core.table",
+        "perturbations",
+    }
     for name in names:
         tests = finder.find(importlib.import_module(name))
         assert sum(len(t.examples) for t in tests) > 0, name

@@ -17,12 +17,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import robustness as rb
-from perturbations.base import FAMILY_ORDER, REGISTRY, family_rng, make_family
+from perturbations.base import REGISTRY, make_family
 from perturbations.formatting import enumerate_formats, format_space
 from perturbations.label_substitution import LABEL_SETS, roman
 from perturbations.logical_equivalence import embed_clause
 from perturbations.spelling_noise import PROTECTED
-from robustness.prompts import default_spec
+from robustness.core.names import FAMILY_ORDER
+from robustness.core.prompts import default_spec
+from robustness.core.seeding import family_rng
 
 STRUCTURAL = (
     "option_order",

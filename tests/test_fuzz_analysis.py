@@ -30,7 +30,7 @@ from rich.console import Console
 
 from analyses.synthetic import DEFAULT_DATASETS, synthetic_table
 from robustness.commands.analyze import analyze_table
-from robustness.errors import AnalysisError, RobustnessError
+from robustness.core.errors import AnalysisError, RobustnessError
 
 ANALYSIS = settings(
     max_examples=30,

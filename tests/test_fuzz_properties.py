@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import robustness as rb
-from robustness.errors import ItemError, StudyError
+from robustness.core.errors import ItemError, StudyError
 from robustness.study import study_from_dict
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from robustness.table import read_table
+from robustness.core.table import read_table
 
 HERE = Path(__file__).resolve().parent
 COLS = ["model", "item_id", "category", "variant_id", "answer", "prompt_sha", "option_probs"]

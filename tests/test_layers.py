@@ -1,14 +1,18 @@
 """The import layers (DESIGN.md, "Layout and layers"), read from the source with ``ast``.
 
-1. core (``robustness/`` items, prompts, variants, table, errors, loaders, answer parser, cache,
-   names, seeding, and the lazy package ``__init__``) imports nothing of the project above it;
+1. core (``robustness/core/``: names, seeding, errors, items, prompts, variants, the table,
+   the answer parser, text safety, the cache and the lazy package faces) imports nothing of the
+   project above it;
 2. ``perturbations/``, ``analyses/`` and ``robustness/runners/`` import only the core and
    themselves, never each other;
-3. orchestration (every other ``robustness/`` module) is the only place that imports across.
+3. orchestration (every other ``robustness/`` module, the lazy face ``robustness/__init__``
+   included) is the only place that imports across.
 
-Imports deferred into functions count; imports under ``if TYPE_CHECKING:`` do not (they never
-run). A second group of tests runs Python in a subprocess and shows that importing the packages
-changes no environment variable and loads no torch.
+One rule names the core here and in mypy's strict list (``pyproject.toml``):
+``robustness.core`` and every module below it. Imports deferred into functions count; imports
+under ``if TYPE_CHECKING:`` do not (they never run). A second group of tests runs Python in a
+subprocess and shows that importing the packages changes no environment variable and loads no
+torch.
 """
 
 from __future__ import annotations
@@ -25,29 +29,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("robustness", "perturbations", "analyses")
 
-#: The core modules of ``robustness/`` (everything else there, outside runners/, orchestrates).
-CORE = frozenset(
-    {
-        "robustness",
-        "robustness.errors",
-        "robustness.names",
-        "robustness.seeding",
-        "robustness.items",
-        "robustness.prompts",
-        "robustness.variants",
-        "robustness.table",
-        "robustness.loaders",
-        "robustness.answer_parser",
-        "robustness.cache",
-        "robustness.text_safety",
-        "robustness.item_files",
-        "robustness.table_values",
-        "robustness.table_schema",
-        "robustness.table_checks",
-        "robustness.table_io",
-        "robustness.lazy",
-    }
-)
+#: The core: this package and every module below it (the one rule; see the module docstring).
+CORE_PACKAGE = "robustness.core"
 #: The middle layer: packages that may import only the core and themselves.
 MIDDLE = ("perturbations", "analyses", "robustness.runners")
 
@@ -66,11 +49,17 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
+def is_core(module: str) -> bool:
+    """Whether ``module`` is in the core: ``robustness.core`` or below it."""
+    return module == CORE_PACKAGE or module.startswith(CORE_PACKAGE + ".")
+
+
+CORE = frozenset(m for m in MODULES if is_core(m))
+
+
 def layer(module: str) -> str:
     """``core``, the middle package's name, or ``orchestration``."""
-    if module in CORE or any(
-        module.startswith(c + ".") for c in CORE if c != "robustness"
-    ):  # a core subpackage (the answer parser) is core throughout
+    if is_core(module):
         return "core"
     for pkg in MIDDLE:
         if module == pkg or module.startswith(pkg + "."):
@@ -132,9 +121,12 @@ def allowed(src: str, dst: str) -> bool:
 
 
 def test_every_module_is_read():
-    assert {"robustness.names", "robustness.seeding", "analyses.wald", "perturbations.base"} <= set(
-        MODULES
-    )
+    assert {
+        "robustness.core.names",
+        "robustness.core.seeding",
+        "analyses.wald",
+        "perturbations.base",
+    } <= set(MODULES)
     assert layer("robustness.runners.hf") == "robustness.runners"
     assert layer("robustness.run") == "orchestration"
 
@@ -160,6 +152,20 @@ def test_import_layers():
             if not allowed(src, dst):
                 broken.append(f"{module} ({src}) imports {dst_module} ({dst})")
     assert not broken, "imports against the layers:\n" + "\n".join(broken)
+
+
+def test_mypy_names_the_core_by_the_same_rule():
+    import tomllib
+
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    strict = [
+        o for o in config["tool"]["mypy"]["overrides"] if o.get("disallow_untyped_defs") is True
+    ]
+    assert len(strict) == 1
+    modules = strict[0]["module"]
+    assert {CORE_PACKAGE, CORE_PACKAGE + ".*"} <= set(modules)
+    # no core module is named one by one beside the rule (two lists would drift apart)
+    assert [m for m in modules if is_core(m) and not m.endswith("*")] == [CORE_PACKAGE]
 
 
 def test_the_core_imports_no_model_library():
@@ -219,8 +225,14 @@ def test_import_analyses_wald_loads_only_what_it_needs():
         "before = dict(os.environ)\nimport analyses.wald\n" + _REPORT
     )
     seen = _python(code)
-    # the package's lazy exports (robustness.lazy, with robustness's own lazy __init__) and wald
-    assert seen["project"] == ["analyses", "analyses.wald", "robustness", "robustness.lazy"]
+    # the package's lazy exports (robustness.core.lazy, with the packages above it) and wald
+    assert seen["project"] == [
+        "analyses",
+        "analyses.wald",
+        "robustness",
+        "robustness.core",
+        "robustness.core.lazy",
+    ]
 
 
 @pytest.mark.slow

@@ -16,7 +16,7 @@ import pytest
 from helpers.oracle import assert_options_once, assert_round_trip
 
 import robustness as rb
-from perturbations.base import family_rng, make_family
+from perturbations.base import make_family
 from perturbations.lexical_substitution import (
     DEFAULT_PATH,
     NEGATIONS,
@@ -31,10 +31,11 @@ from perturbations.lexical_substitution import (
 from perturbations.lexical_substitution.lexicon import parse_line
 from perturbations.lexical_substitution.slots import option_words
 from perturbations.similarity import NgramSimilarity
-from robustness.errors import StudyError
-from robustness.items import Item
-from robustness.prompts import Format, default_spec
-from robustness.variants import Variant
+from robustness.core.errors import StudyError
+from robustness.core.items import Item
+from robustness.core.prompts import Format, default_spec
+from robustness.core.seeding import family_rng
+from robustness.core.variants import Variant
 
 JUDGED = Path(__file__).parent / "fixtures" / "lexical_judged.jsonl"
 
@@ -646,7 +647,7 @@ def test_demo_selection_has_lexical_variants_for_both_types(demo):
     left ("How many chambers does the human heart have?", "Which colour of visible light has
     the longest wavelength?", "What is the pH of pure water at room temperature?") have one
     safe change only."""
-    from robustness.loaders import per_dataset
+    from robustness.core.items import per_dataset
 
     items = per_dataset(demo, 12)
     variants = rb.perturb(items, families="lexical_substitution", n=2, seed=0)

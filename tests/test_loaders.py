@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import robustness as rb
-from robustness.errors import ItemError
+from robustness.core.errors import ItemError
 
 GOOD = {
     "item_id": "q1",
@@ -214,7 +214,7 @@ def test_unknown_file_type(tmp_path):
 
 
 def test_per_dataset_keeps_an_evenly_spaced_subset_in_order(demo):
-    from robustness.loaders import per_dataset
+    from robustness.core.items import per_dataset
 
     sub = per_dataset(demo, 5)
     by_ds: dict[str, list] = {}

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 import robustness as rb
-from robustness.errors import ItemError
+from robustness.core.errors import ItemError
 
 BASE = {"question": "Which?", "options": ["a", "b"], "answer": 0, "dataset_type": "objective"}
 

@@ -14,7 +14,7 @@ import pytest
 from helpers.oracle import assert_options_once, assert_round_trip
 
 import robustness as rb
-from perturbations.base import family_rng, make_family
+from perturbations.base import make_family
 from perturbations.paraphrase import (
     INSTRUCTIONS,
     STATEMENT_FRAMES,
@@ -31,10 +31,11 @@ from perturbations.paraphrase import (
     question_rewrites,
 )
 from perturbations.similarity import NgramSimilarity, meaning_text
-from robustness.errors import ModelError
-from robustness.items import Item
-from robustness.prompts import default_spec
-from robustness.variants import Variant
+from robustness.core.errors import ModelError
+from robustness.core.items import Item
+from robustness.core.prompts import default_spec
+from robustness.core.seeding import family_rng
+from robustness.core.variants import Variant
 
 MC = Item(
     "m1",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import robustness as rb
-from robustness.prompts import Exemplar, Format, default_spec
+from robustness.core.prompts import Exemplar, Format, default_spec
 
 ITEM = rb.Item(
     "q1",

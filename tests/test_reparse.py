@@ -15,14 +15,14 @@ import pytest
 from typer.testing import CliRunner
 
 import robustness as rb
-from robustness.answer_parser import PARSER_VERSION
 from robustness.answers import answer_rows, rows_to_table
 from robustness.cli import app
-from robustness.errors import StudyError, TableError
+from robustness.core.answer_parser import PARSER_VERSION
+from robustness.core.errors import StudyError, TableError
+from robustness.core.table import read_metadata, read_table, validate, write_parquet
 from robustness.reparse import reparse
 from robustness.runners.base import Generation
 from robustness.study import ModelConfig, study_from_dict
-from robustness.table import read_metadata, read_table, validate, write_parquet
 
 AGREE = rb.Item(
     "s1",

@@ -16,10 +16,10 @@ from rich.console import Console
 
 import robustness as rb
 from analyses.pipeline import analyze
+from robustness.core.table import write_csv, write_parquet
 from robustness.report import write_report
 from robustness.run import run
 from robustness.runners.openai import make_openai_runner
-from robustness.table import write_csv, write_parquet
 
 HOSTILE = [
     "<script>alert(1)</script>",

@@ -16,7 +16,7 @@ import pytest
 
 from analyses.pipeline import analyze
 from analyses.synthetic import synthetic_table
-from robustness.names import FAMILY_ORDER
+from robustness.core.names import FAMILY_ORDER
 from robustness.report import figures, headline, write_report
 
 

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 import robustness as rb
 from robustness.cli import app
-from robustness.table import read_metadata, read_table
+from robustness.core.table import read_metadata, read_table
 
 FAMILIES = ["option_order", "label_substitution", "formatting", "framing", "logical_equivalence"]
 

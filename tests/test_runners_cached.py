@@ -10,7 +10,7 @@ import pytest
 from helpers.fake_runner import FakeRunner
 from helpers.tiny import tiny_runner
 
-from robustness.cache import Cache
+from robustness.core.cache import Cache
 from robustness.runners import CachedRunner, Runner
 
 LABELS = ["A", "B", "C", "D"]

@@ -15,7 +15,7 @@ import pytest
 import torch
 from helpers.tiny import fake_gguf as install_fake_gguf
 
-from robustness.errors import ModelError
+from robustness.core.errors import ModelError
 from robustness.runners import embedded, make_runner, noise_floor
 from robustness.runners.hf import HFRunner
 

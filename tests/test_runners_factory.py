@@ -8,7 +8,7 @@ import pytest
 import torch
 from helpers.tiny import tiny_model, tiny_tokenizer
 
-from robustness.errors import ModelError
+from robustness.core.errors import ModelError
 from robustness.runners import Runner, make_runner
 
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 from helpers.tiny import tiny_runner
 
-from robustness.errors import ModelError
+from robustness.core.errors import ModelError
 from robustness.runners.hf import HFRunner
 from robustness.runners.label_trie import build_label_plan
 

@@ -11,7 +11,7 @@ import pytest
 from helpers.fake_runner import FakeRunner
 from helpers.tiny import tiny_runner
 
-from robustness.cache import Cache
+from robustness.core.cache import Cache
 from robustness.runners import CachedRunner, noise_floor
 from robustness.runners.base import OptionScores
 
@@ -78,7 +78,7 @@ def test_batch_dependent_answers_are_detected(tmp_path: Any) -> None:
 
 
 def test_bad_arguments() -> None:
-    from robustness.errors import ModelError
+    from robustness.core.errors import ModelError
 
     with pytest.raises(ModelError, match="k >= 1"):
         noise_floor(FakeRunner(), prompts(3), [["A", "B"]] * 3, k=0, rng=np.random.default_rng(0))

@@ -40,8 +40,9 @@ from helpers.servers import (
 )
 
 import robustness as rb
-from robustness.cache import Cache
-from robustness.errors import ModelError
+from robustness.core.cache import Cache
+from robustness.core.errors import ModelError
+from robustness.core.table import write_csv, write_parquet
 from robustness.run import run
 from robustness.runners import CachedRunner, Runner, make_runner
 from robustness.runners.openai import (
@@ -51,7 +52,6 @@ from robustness.runners.openai import (
     label_scores,
     make_openai_runner,
 )
-from robustness.table import write_csv, write_parquet
 
 QUICK = {"backoff": 0.01, "max_backoff": 0.05}
 

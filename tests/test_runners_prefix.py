@@ -13,7 +13,7 @@ from helpers.tiny import tiny_model, tiny_tokenizer
 
 import robustness as rb
 from robustness.answers import prompt_for
-from robustness.prompts import Exemplar, default_spec
+from robustness.core.prompts import Exemplar, default_spec
 from robustness.runners import noise_floor
 from robustness.runners.hf import HFRunner
 from robustness.runners.prefix_trie import PrefixNode, build_tree, prune_tree, shared_tokens

@@ -21,8 +21,8 @@ from typing import Any, ClassVar
 
 import pytest
 
-from robustness.cache import Cache
-from robustness.errors import ModelError
+from robustness.core.cache import Cache
+from robustness.core.errors import ModelError
 from robustness.runners.cached import CachedRunner
 
 

@@ -18,8 +18,8 @@ from perturbations.similarity import (
     meaning_text,
     rounded,
 )
-from robustness.items import Item
-from robustness.prompts import default_spec
+from robustness.core.items import Item
+from robustness.core.prompts import default_spec
 
 # ----------------------------------------------------------------------------- n-grams
 

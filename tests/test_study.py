@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from robustness.errors import StudyError
+from robustness.core.errors import StudyError
 from robustness.study import load_study, study_from_dict
 
 FULL = """

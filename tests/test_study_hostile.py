@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-from robustness.errors import StudyError
-from robustness.loaders import per_dataset
+from robustness.core.errors import StudyError
+from robustness.core.items import per_dataset
 from robustness.run import study_items
 from robustness.study import MAX_VARIANTS, load_study, load_study_items, study_from_dict
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from helpers.tables import one_item_table as table
 
-from robustness.errors import TableError
-from robustness.table import (
+from robustness.core.errors import TableError
+from robustness.core.table import (
     ANALYSIS_COLUMNS,
     read_metadata,
     read_table,

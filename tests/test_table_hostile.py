@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from robustness.errors import TableError
-from robustness.table import (
+from robustness.core.errors import TableError
+from robustness.core.table import (
     ANALYSIS_COLUMNS,
     COLUMNS,
     read_table,

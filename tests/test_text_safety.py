@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from robustness.text_safety import (
+from robustness.core.text_safety import (
     clip,
     escape_html,
     escape_latex,

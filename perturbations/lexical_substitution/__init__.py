@@ -264,10 +264,10 @@ from perturbations.lexical_substitution.slots import (
     tie_nouns,
 )
 from perturbations.similarity import Similarity, default_similarity, keep_similar
-from robustness.errors import StudyError
-from robustness.items import Item
-from robustness.prompts import PromptSpec
-from robustness.text_safety import shown
+from robustness.core.errors import StudyError
+from robustness.core.items import Item
+from robustness.core.prompts import PromptSpec
+from robustness.core.text_safety import shown
 
 __all__ = [
     "DEFAULT_PATH",

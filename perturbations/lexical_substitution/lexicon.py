@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from robustness.errors import StudyError
+from robustness.core.errors import StudyError
 
 __all__ = ["DEFAULT_PATH", "NEAR", "POS", "Context", "Entry", "Lexicon", "default_lexicon"]
 

@@ -41,9 +41,9 @@ from perturbations.base import Candidate, Family, register
 from perturbations.paraphrase.rewrite import Paraphraser
 from perturbations.paraphrase.rules import RuleParaphraser
 from perturbations.similarity import Similarity, default_similarity, keep_similar
-from robustness.errors import StudyError
-from robustness.items import Item
-from robustness.prompts import PromptSpec
+from robustness.core.errors import StudyError
+from robustness.core.items import Item
+from robustness.core.prompts import PromptSpec
 
 __all__ = ["THRESHOLD", "Paraphrase"]
 

@@ -1,6 +1,6 @@
 """The file paraphraser: question paraphrases written by the user, one per row of a file.
 
-The file is read by the item loaders' own readers (``robustness.loaders``), so it takes the
+The file is read by the item loaders' own readers (``robustness.core.items``), so it takes the
 same formats with the same rules and messages: JSONL, JSON (a list of objects), CSV, TSV and
 Parquet, UTF-8 with or without a byte-order mark, a bad record named by file and line (or item,
 or row).
@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 
 from perturbations.paraphrase.rewrite import ParaphraseFileError, Rewrite
-from robustness.errors import ItemError
-from robustness.item_files import _csv, _json, _jsonl, _parquet
-from robustness.items import Item
-from robustness.prompts import PromptSpec
+from robustness.core.errors import ItemError
+from robustness.core.items import Item
+from robustness.core.items._files import _csv, _json, _jsonl, _parquet
+from robustness.core.prompts import PromptSpec
 
 __all__ = ["FileParaphraser"]
 

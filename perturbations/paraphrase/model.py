@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 
 from perturbations.paraphrase.rewrite import Rewrite
-from robustness.errors import ModelError
-from robustness.items import Item
-from robustness.prompts import PromptSpec
+from robustness.core.errors import ModelError
+from robustness.core.items import Item
+from robustness.core.prompts import PromptSpec
 
 __all__ = ["PROMPT", "STYLES", "ModelParaphraser", "clean_output", "keeps_meaning_markers"]
 

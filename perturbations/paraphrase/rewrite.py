@@ -8,9 +8,9 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from robustness.errors import RobustnessError
-from robustness.items import Item
-from robustness.prompts import PromptSpec
+from robustness.core.errors import RobustnessError
+from robustness.core.items import Item
+from robustness.core.prompts import PromptSpec
 
 __all__ = ["ParaphraseFileError", "Paraphraser", "Rewrite"]
 

@@ -16,8 +16,8 @@ import re
 import numpy as np
 
 from perturbations.paraphrase.rewrite import Rewrite
-from robustness.items import Item
-from robustness.prompts import PromptSpec, default_instruction, task_kind
+from robustness.core.items import Item
+from robustness.core.prompts import PromptSpec, default_instruction, task_kind
 
 __all__ = [
     "INSTRUCTIONS",

@@ -7,8 +7,8 @@ from typing import Any
 
 from rich.console import Console
 
-from robustness.table import read_metadata, read_table
-from robustness.text_safety import for_console
+from robustness.core.table import read_metadata, read_table
+from robustness.core.text_safety import for_console
 
 
 def analyze_table(

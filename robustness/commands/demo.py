@@ -14,12 +14,12 @@ from pathlib import Path
 
 from rich.console import Console
 
-from perturbations.base import FAMILY_ORDER
 from robustness.commands.run import summarise
-from robustness.loaders import demo_items, per_dataset
+from robustness.core.items import demo_items, per_dataset
+from robustness.core.names import FAMILY_ORDER
+from robustness.core.text_safety import for_console
 from robustness.progress import progress_bars
 from robustness.study import ModelConfig, StudyConfig
-from robustness.text_safety import for_console
 
 
 def demo_config(out: Path, mode: str, n_variants: int, seed: int) -> StudyConfig:

@@ -12,10 +12,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from perturbations.base import FAMILY_ORDER
-from robustness.loaders import demo_items, load_items
+from robustness.core.items import demo_items, load_items
+from robustness.core.names import FAMILY_ORDER
+from robustness.core.variants import ORIGINAL, Variant
 from robustness.perturb import perturb, resolve_families
-from robustness.variants import ORIGINAL, Variant
 
 
 def write_variants(variants: Sequence[Variant], path: str | Path) -> Path:

@@ -18,8 +18,8 @@ import pandas as pd
 from rich.console import Console
 from rich.markup import escape
 
-from robustness.errors import StudyError
-from robustness.text_safety import for_console
+from robustness.core.errors import StudyError
+from robustness.core.text_safety import for_console
 
 __all__ = ["parse_ints", "run_power"]
 
@@ -43,10 +43,10 @@ def _effects(
     families: str,
 ) -> Any:
     from analyses.power_model import assumed_effects, effects_from_pilot
-    from robustness.names import FAMILY_ORDER
+    from robustness.core.names import FAMILY_ORDER
 
     if pilot is not None:
-        from robustness.table import read_table
+        from robustness.core.table import read_table
 
         effects = effects_from_pilot(read_table(pilot), gap=gap)
         if correlation is not None:

@@ -8,9 +8,9 @@ import pandas as pd
 from rich.console import Console
 from rich.markup import escape
 
+from robustness.core.table import read_metadata, read_table, write_csv, write_parquet
+from robustness.core.text_safety import for_console
 from robustness.reparse import ReparseResult, display_json, reparse
-from robustness.table import read_metadata, read_table, write_csv, write_parquet
-from robustness.text_safety import for_console
 
 __all__ = ["displays_from_study", "reparse_table"]
 
@@ -74,7 +74,7 @@ def reparse_table(
     console = console or Console(soft_wrap=True)
     path, out = Path(table_path), Path(out)
     if out.suffix.lower() not in (".parquet", ".csv"):
-        from robustness.errors import TableError
+        from robustness.core.errors import TableError
 
         raise TableError(f"{out}: the new table must end in .parquet or .csv.")
     table = read_table(path, required=("mode", "raw_output", "answer", "valid"))

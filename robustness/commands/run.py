@@ -15,10 +15,10 @@ import pandas as pd
 from rich.console import Console
 from rich.markup import escape
 
+from robustness.core.text_safety import for_terminal
 from robustness.progress import progress_bars
 from robustness.run import run_study
 from robustness.study import load_study
-from robustness.text_safety import for_terminal
 
 
 def _error_rows(table: pd.DataFrame) -> pd.Series:

@@ -8,11 +8,11 @@
 from __future__ import annotations
 
 from analyses.numbers import fmt_p
+from robustness.core.text_safety import escape_latex as latex_escape
+from robustness.core.text_safety import escape_markdown as md_escape
 from robustness.report.headline import Headline, headline
 from robustness.report.render import to_html, to_latex, to_markdown
 from robustness.report.write import write_report
-from robustness.text_safety import escape_latex as latex_escape
-from robustness.text_safety import escape_markdown as md_escape
 
 __all__ = [
     "Headline",

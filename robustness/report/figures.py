@@ -2,7 +2,7 @@
 
 Each function takes plain DataFrames and returns a :class:`matplotlib.figure.Figure`;
 :func:`save` writes it as PNG.  Text from tables (model, dataset and category
-names) goes through :func:`robustness.text_safety.for_figure`, so matplotlib draws it as
+names) goes through :func:`robustness.core.text_safety.for_figure`, so matplotlib draws it as
 written, never as mathtext.
 """
 
@@ -16,8 +16,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from robustness.names import FAMILY_ORDER
-from robustness.text_safety import for_figure
+from robustness.core.names import FAMILY_ORDER
+from robustness.core.text_safety import for_figure
 
 TYPE_COLORS = {"objective": "#1f77b4", "subjective": "#d62728"}
 

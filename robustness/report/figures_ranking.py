@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from robustness.core.text_safety import for_figure
 from robustness.report.figures import category_order
-from robustness.text_safety import for_figure
 
 __all__ = ["bump_chart", "power_curve"]
 

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from robustness.errors import RobustnessError
+from robustness.core.errors import RobustnessError
 
 __all__ = ["PAPERS", "Paper", "compare", "load_paper"]
 

@@ -1,7 +1,7 @@
 """Tables and text for HTML, Markdown and LaTeX, with untrusted text made safe.
 
 Every string from items, prompts, model outputs, model and study names is data: it goes
-through :mod:`robustness.text_safety` (control characters and terminal escape sequences
+through :mod:`robustness.core.text_safety` (control characters and terminal escape sequences
 removed, then escaped for the format it is written in; this module has no escaping of its
 own). Numbers are printed as a paper prints them (see :mod:`analyses.numbers`): p-values as
 "< 0.001" or in scientific notation, degrees of freedom as whole numbers.
@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from analyses.numbers import fmt, fmt_dof, fmt_p, is_missing
-from robustness.text_safety import escape_html, escape_latex, escape_markdown, plain_text
+from robustness.core.text_safety import escape_html, escape_latex, escape_markdown, plain_text
 
 __all__ = ["CELL_CHARS", "cell", "to_html", "to_latex", "to_markdown"]
 
@@ -58,7 +58,7 @@ def to_latex(df: pd.DataFrame, caption: str = "") -> str:
 
 def to_markdown(df: pd.DataFrame) -> str:
     """A GitHub-flavoured Markdown table; every cell is escaped
-    (:func:`robustness.text_safety.escape_markdown`)."""
+    (:func:`robustness.core.text_safety.escape_markdown`)."""
     cols = list(df.columns)
     head = "| " + " | ".join(escape_markdown(str(c)) for c in cols) + " |"
     rule = "|" + "|".join("---" for _ in cols) + "|"

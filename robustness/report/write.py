@@ -15,7 +15,7 @@ folder:
 
 Every string that comes from items, prompts, model outputs or names is stripped of
 control characters and escaped for the format it is written in, by
-:mod:`robustness.text_safety` only.
+:mod:`robustness.core.text_safety` only.
 """
 
 from __future__ import annotations
@@ -27,11 +27,11 @@ from typing import Any
 
 import pandas as pd
 
+from robustness.core.text_safety import escape_html, escape_markdown, plain_text
 from robustness.report import figures
 from robustness.report.document import Block, Section, build
 from robustness.report.headline import headline
 from robustness.report.render import cell, to_html, to_latex, to_markdown
-from robustness.text_safety import escape_html, escape_markdown, plain_text
 
 __all__ = ["write_report"]
 
@@ -277,7 +277,7 @@ def write_report(
     out_dir
         The folder the analysis wrote ``tables/`` into.
     meta
-        The table's metadata (``robustness.table.read_metadata``), or None.
+        The table's metadata (``robustness.core.table.read_metadata``), or None.
     compare
         A published study's key (``"kamal2026"``): adds a section with its figures beside
         the run's and ``tables/paper_comparison.csv``.

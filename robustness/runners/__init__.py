@@ -20,8 +20,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from robustness.errors import ModelError
-from robustness.names import BACKENDS, DTYPES, EMBEDDED
+from robustness.core.errors import ModelError
+from robustness.core.names import BACKENDS, DTYPES, EMBEDDED
 from robustness.runners.base import (
     BatchCallback,
     Generation,
@@ -36,7 +36,7 @@ from robustness.runners.noise import NoiseFloor, noise_floor
 if TYPE_CHECKING:
     from robustness.runners.hf import HFRunner
 
-#: The dtype names ``make_runner`` takes (:data:`robustness.names.DTYPES`).
+#: The dtype names ``make_runner`` takes (:data:`robustness.core.names.DTYPES`).
 DTYPE_NAMES = DTYPES
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 

@@ -21,8 +21,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from robustness.errors import ModelError
-from robustness.names import CHAT_MODES
+from robustness.core.errors import ModelError
+from robustness.core.names import CHAT_MODES
 
 #: A prompt: plain text, or chat messages ``[{"role": "user", "content": "..."}, ...]``.
 Prompt = str | Sequence[Mapping[str, str]]

@@ -19,7 +19,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from robustness.cache import Cache, make_key
+from robustness.core.cache import Cache, make_key
 from robustness.runners.base import (
     BatchCallback,
     Generation,

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from robustness.errors import ModelError
+from robustness.core.errors import ModelError
 from robustness.runners.base import (
     Prompt,
     canonical_prompt,

@@ -37,8 +37,8 @@ from typing import Any
 
 import torch
 
-from robustness.errors import ModelError
-from robustness.names import CHAT_MODES
+from robustness.core.errors import ModelError
+from robustness.core.names import CHAT_MODES
 from robustness.runners.base import (
     BatchCallback,
     Generation,

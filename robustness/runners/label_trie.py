@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from robustness.errors import ModelError
+from robustness.core.errors import ModelError
 
 __all__ = ["LabelPlan", "build_label_plan", "combine_plan"]
 

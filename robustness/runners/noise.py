@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from robustness.errors import ModelError
+from robustness.core.errors import ModelError
 from robustness.runners.base import OptionScores, Prompt, Runner, check_label_sets
 
 

@@ -33,7 +33,7 @@ from typing import Any
 
 import torch
 
-from robustness.errors import ModelError
+from robustness.core.errors import ModelError
 
 __all__ = [
     "DTYPES",

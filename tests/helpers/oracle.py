@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from robustness.variants import Variant
+from robustness.core.variants import Variant
 
 
 def _starts_segment(prompt: str, start: int, fmt) -> bool:

@@ -127,7 +127,7 @@ class FailingRunner(SlowRunner):
         super().__init__(inner, ".", 0.0)
 
     def _call(self, kind: str, inputs: Any, fn: Any) -> list[Any]:
-        from robustness.errors import ModelError
+        from robustness.core.errors import ModelError
 
         if self.marker in json.dumps(inputs, default=str):
             raise ModelError(f"prompt containing {self.marker!r} is refused.")

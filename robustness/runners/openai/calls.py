@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
-from robustness.errors import ModelError
+from robustness.core.errors import ModelError
 from robustness.runners.base import BatchCallback
 from robustness.runners.openai.jobs import Cancelled, Job, PromptFailed
 from robustness.runners.openai.transport import Transport, logger

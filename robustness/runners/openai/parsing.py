@@ -28,7 +28,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from robustness.errors import ModelError
+from robustness.core.errors import ModelError
 from robustness.runners.base import Generation, LogLikelihood
 
 __all__ = [

@@ -52,8 +52,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from robustness.errors import ModelError
-from robustness.names import CHAT_MODES
+from robustness.core.errors import ModelError
+from robustness.core.names import CHAT_MODES
 from robustness.runners.base import (
     BatchCallback,
     Generation,

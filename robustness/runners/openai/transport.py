@@ -48,7 +48,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from robustness.errors import ModelError
+from robustness.core.errors import ModelError
 from robustness.runners.openai.jobs import (
     Cancelled,
     Job,

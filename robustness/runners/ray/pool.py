@@ -43,8 +43,8 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from robustness.cache import make_key
-from robustness.errors import ModelError, RobustnessError
+from robustness.core.cache import make_key
+from robustness.core.errors import ModelError, RobustnessError
 from robustness.runners.base import (
     BatchCallback,
     Generation,

@@ -29,7 +29,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from robustness.errors import RobustnessError
+from robustness.core.errors import RobustnessError
 
 __all__ = ["RAY_HINT", "driver_paths", "import_ray", "init_ray", "worker_env"]
 

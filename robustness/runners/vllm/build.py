@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from robustness.errors import ModelError
+from robustness.core.errors import ModelError
 from robustness.runners.torch_setup import folder_revision
 from robustness.runners.vllm.runner import DEFAULT_TOP_LOGPROBS, VLLMRunner, import_vllm
 

@@ -9,7 +9,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from robustness.errors import ModelError
+from robustness.core.errors import ModelError
 from robustness.runners.base import (
     BatchCallback,
     Generation,

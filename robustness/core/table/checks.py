@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from robustness.errors import TableError
-from robustness.table_schema import (
+from robustness.core.errors import TableError
+from robustness.core.table.schema import (
     COLUMNS,
     DATASET_TYPES,
     KEY_COLUMNS,
@@ -22,8 +22,8 @@ from robustness.table_schema import (
     OPTIONAL_EXTRAS,
     SCALES,
 )
-from robustness.table_values import COERCE, fail, where
-from robustness.text_safety import shown
+from robustness.core.table.values import COERCE, fail, where
+from robustness.core.text_safety import shown
 
 __all__ = ["MAX_DEPTH", "normalize", "table_warnings", "validate"]
 
@@ -72,7 +72,7 @@ def validate(
     Examples
     --------
     >>> import pandas as pd
-    >>> from robustness.table import validate, ANALYSIS_COLUMNS
+    >>> from robustness.core.table import validate, ANALYSIS_COLUMNS
     >>> t = pd.DataFrame({"model": ["m"], "dataset": ["d"], "dataset_type": ["objective"],
     ...     "item_id": ["q1"], "category": ["original"], "variant_id": ["original/0"],
     ...     "answer": [1], "valid": [True]})

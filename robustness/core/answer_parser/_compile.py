@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from robustness.answer_parser._patterns import (
+from robustness.core.answer_parser._patterns import (
     _FUNCTION_WORDS,
     _LB,
     _MIDPOINT_TEXT,
@@ -17,7 +17,7 @@ from robustness.answer_parser._patterns import (
     _bare_label,
     _clean,
 )
-from robustness.errors import ItemError
+from robustness.core.errors import ItemError
 
 # The only non-ASCII characters that re.IGNORECASE matches to ASCII ones.
 _ASCII_KIN = {"İ": "i", "ı": "i", "ſ": "s", "K": "k"}

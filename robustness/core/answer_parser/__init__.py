@@ -164,7 +164,7 @@ Robustness and cost
 -------------------
 The function is pure and never raises on any ``raw`` value: None, NaN, numbers and other
 non-strings are a clean invalid result (bytes are decoded as UTF-8); only a bad label set or
-an unknown policy raises :class:`robustness.errors.ItemError`. Its work is linear in the
+an unknown policy raises :class:`robustness.core.errors.ItemError`. Its work is linear in the
 text's length, which is bounded by ``MAX_CHARS``: at most 64 cues, stances and corrections
 and 256 mentions of labels and 256 of option texts are read per answer, negations are found
 once per text, and a cue's scan runs only when one of its words occurs. Patterns are compiled
@@ -181,8 +181,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from robustness.answer_parser._compile import _compile_labels, _compile_options
-from robustness.answer_parser._patterns import (
+from robustness.core.answer_parser._compile import _compile_labels, _compile_options
+from robustness.core.answer_parser._patterns import (
     _CJK_CHAR,
     _THINK_END,
     _THINK_TAG,
@@ -191,8 +191,8 @@ from robustness.answer_parser._patterns import (
     _clean,
     _refusal,
 )
-from robustness.answer_parser._reader import LABEL, LISTED, TEXT, _Reader
-from robustness.errors import ItemError
+from robustness.core.answer_parser._reader import LABEL, LISTED, TEXT, _Reader
+from robustness.core.errors import ItemError
 
 __all__ = [
     "CONFLICT_POLICIES",

@@ -4,7 +4,7 @@ A generator is seeded from the study seed and a SHA-256 digest of a key naming w
 (an item and a family, a family alone), so adding an item or a family never changes the draws
 of another, and the same seed gives the same draws on every machine.
 
->>> from robustness.seeding import study_rng
+>>> from robustness.core.seeding import study_rng
 >>> int(study_rng(0, "formatting").integers(1000)) == int(study_rng(0, "formatting").integers(1000))
 True
 """
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from robustness.items import Item
+    from robustness.core.items import Item
 
 __all__ = ["family_rng", "keyed_rng", "study_rng"]
 

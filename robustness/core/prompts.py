@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from robustness.errors import ItemError, StudyError
-from robustness.items import Item
+from robustness.core.errors import ItemError, StudyError
+from robustness.core.items import Item
 
 CASINGS = ("title", "upper", "lower")
 LAYOUTS = ("lines", "inline")

@@ -2,8 +2,8 @@
 
 Every write goes to a temporary file beside the target and is renamed into place, so a process
 killed while writing leaves the previous table (or none); every read is validated
-(:func:`robustness.table_checks.validate`) and a file that cannot be read is one
-:class:`~robustness.errors.TableError` naming it.
+(:func:`robustness.core.table.checks.validate`) and a file that cannot be read is one
+:class:`~robustness.core.errors.TableError` naming it.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from typing import Any
 
 import pandas as pd
 
-from robustness.errors import TableError
-from robustness.table_checks import validate
-from robustness.table_schema import ANALYSIS_COLUMNS, COLUMNS, METADATA_KEY
-from robustness.table_values import where
-from robustness.text_safety import shown
+from robustness.core.errors import TableError
+from robustness.core.table.checks import validate
+from robustness.core.table.schema import ANALYSIS_COLUMNS, COLUMNS, METADATA_KEY
+from robustness.core.table.values import where
+from robustness.core.text_safety import shown
 
 __all__ = ["read_metadata", "read_table", "write_csv", "write_parquet"]
 

@@ -2,7 +2,7 @@
 
 Each ``coerce_*`` function turns one column of a table made anywhere (Parquet, CSV, a
 DataFrame built by hand, mixed Python objects) into the column's canonical dtype, or raises
-:class:`~robustness.errors.TableError` naming the column, the row and the value as a user
+:class:`~robustness.core.errors.TableError` naming the column, the row and the value as a user
 would write it. Cells that are lists, objects or nested values where a scalar belongs are named,
 never converted by ``str``; every function is linear in the number of rows.
 """
@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from robustness.errors import TableError
-from robustness.text_safety import shown
+from robustness.core.errors import TableError
+from robustness.core.text_safety import shown
 
 __all__ = ["COERCE", "fail", "where"]
 

@@ -4,8 +4,8 @@
 supported file; every way a file can be unreadable (bytes that are not UTF-8, invalid JSON,
 JSON nested past Python's recursion limit or with numbers past its 4,300-digit limit, a CSV
 cell past the csv module's size limit, a corrupt Parquet or Arrow file, a missing Arrow file,
-an unreadable path) is one :class:`~robustness.errors.ItemError` naming the file and the line.
-:func:`robustness.loaders.load_items` turns the records into items.
+an unreadable path) is one :class:`~robustness.core.errors.ItemError` naming the file and the line.
+:func:`robustness.core.items.load_items` turns the records into items.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from robustness.errors import ItemError
-from robustness.text_safety import shown
+from robustness.core.errors import ItemError
+from robustness.core.text_safety import shown
 
 __all__ = ["MAX_DEPTH", "Record", "check_record", "parse_json_cells", "records"]
 

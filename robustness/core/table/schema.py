@@ -1,15 +1,15 @@
 """The long table's schema: its columns, their kinds, and which of them an analysis needs.
 
 The schema is the contract between the runners that write answers and the analyses that read
-them, so it lives here and nowhere else; :mod:`robustness.table_checks` checks a table against
-it and :mod:`robustness.table_io` reads and writes it.
+them, so it lives here and nowhere else; :mod:`robustness.core.table.checks` checks a table against
+it and :mod:`robustness.core.table.io` reads and writes it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from robustness import names
+from robustness.core import names
 
 __all__ = [
     "ANALYSIS_COLUMNS",

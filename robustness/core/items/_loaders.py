@@ -20,10 +20,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from robustness.errors import ItemError
-from robustness.item_files import check_record, parse_json_cells, records
-from robustness.items import MAX_OPTIONS, Item, ItemFieldError
-from robustness.text_safety import shown
+from robustness.core.errors import ItemError
+from robustness.core.items._files import check_record, parse_json_cells, records
+from robustness.core.items._item import MAX_OPTIONS, Item, ItemFieldError
+from robustness.core.text_safety import shown
 
 ColumnMapping = Mapping[str, "str | Sequence[str]"]
 

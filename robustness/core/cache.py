@@ -42,7 +42,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from robustness.errors import RobustnessError
+from robustness.core.errors import RobustnessError
 
 SCHEMA_VERSION = "1"
 #: The columns of our two tables, as ``PRAGMA table_info`` lists them.
@@ -88,9 +88,9 @@ class Cache:
 
     # ----------------------------------------------------------------- connections
     def _connection(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None and getattr(self._local, "pid", None) == os.getpid():
-            return conn
+        held: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if held is not None and getattr(self._local, "pid", None) == os.getpid():
+            return held
         try:
             conn = sqlite3.connect(
                 self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False

@@ -6,9 +6,9 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterator
 
-from robustness.answer_parser import _ascii
-from robustness.answer_parser._compile import _Labels, _Options
-from robustness.answer_parser._patterns import (
+from robustness.core.answer_parser import _ascii
+from robustness.core.answer_parser._compile import _Labels, _Options
+from robustness.core.answer_parser._patterns import (
     _ARTICLE,
     _CHAIN,
     _CLAUSE_BREAK,
@@ -66,7 +66,7 @@ class _Heads:
         self._negations: list[tuple[int, int]] = []
         self.last_end = 0
         self._echo: bool | None = None
-        self._mentions: tuple[list, list] | None = None
+        self._mentions: tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]] | None = None
         self._stops: list[int] | None = None
         # the cue kinds whose words occur in the text (every parse asks for most of them)
         self._low = low = text.casefold()

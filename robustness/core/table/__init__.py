@@ -5,23 +5,23 @@ them. ``validate`` checks any table, also one made by another tool, and names th
 row and value that is wrong. Parquet files carry the toolkit version and the study configuration
 in their metadata; CSV is offered for R users.
 
-This module gathers the table's public names; each job has its own module:
-:mod:`robustness.table_schema` (the columns), :mod:`robustness.table_checks` (validation),
-:mod:`robustness.table_values` (conversion of cells) and :mod:`robustness.table_io` (files).
+This package gathers the table's public names; each job has its own module:
+``schema`` (the columns), ``checks`` (validation), ``values`` (conversion of cells) and ``io``
+(files).
 
 Examples
 --------
->>> from robustness.table import COLUMNS, KEY_COLUMNS
+>>> from robustness.core.table import COLUMNS, KEY_COLUMNS
 >>> COLUMNS["answer"].kind, KEY_COLUMNS[-1]
 ('int', 'variant_id')
 """
 
 from __future__ import annotations
 
-from robustness.errors import TableError  # re-exported: analyses import it here
-from robustness.table_checks import MAX_DEPTH, normalize, table_warnings, validate
-from robustness.table_io import read_metadata, read_table, write_csv, write_parquet
-from robustness.table_schema import (
+from robustness.core.errors import TableError  # re-exported: analyses import it here
+from robustness.core.table.checks import MAX_DEPTH, normalize, table_warnings, validate
+from robustness.core.table.io import read_metadata, read_table, write_csv, write_parquet
+from robustness.core.table.schema import (
     ANALYSIS_COLUMNS,
     COLUMNS,
     DATASET_TYPES,

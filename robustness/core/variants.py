@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from robustness.items import Item
-from robustness.names import ORIGINAL as ORIGINAL  # re-exported: imported from here
-from robustness.prompts import PromptSpec
+from robustness.core.items import Item
+from robustness.core.names import ORIGINAL as ORIGINAL  # re-exported: imported from here
+from robustness.core.prompts import PromptSpec
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from robustness.names import DATASET_TYPES, SCALES
-from robustness.text_safety import shown
+from robustness.core.names import DATASET_TYPES, SCALES
+from robustness.core.text_safety import shown
 
 #: Most options an item may have: the default labels are the letters A-Z.
 MAX_OPTIONS = 26

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from bisect import bisect_left
 
-from robustness.answer_parser import _ascii
-from robustness.answer_parser._heads import (
+from robustness.core.answer_parser import _ascii
+from robustness.core.answer_parser._heads import (
     LABEL,
     LISTED,
     MAX_MENTIONS,
@@ -14,7 +14,7 @@ from robustness.answer_parser._heads import (
     TEXT,
     _Heads,
 )
-from robustness.answer_parser._patterns import (
+from robustness.core.answer_parser._patterns import (
     _BRACKETED,
     _CHAIN,
     _CJK_CHAR,
@@ -85,7 +85,9 @@ class _Reader(_Heads):
                 out.append((self.options.disagree, m.start(), PLAIN))
         return out
 
-    def corrections(self, clear: list[tuple[int, int, int]]) -> tuple[int, list]:
+    def corrections(
+        self, clear: list[tuple[int, int, int]]
+    ) -> tuple[int, list[tuple[int, int, int]]]:
         """(cut, hits): where the last commitment starts, and the answers corrections name.
 
         A correction ("Actually", "wait", "No,", "on second thought", "final answer") that is

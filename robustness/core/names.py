@@ -4,7 +4,7 @@ Every module that checks or lists one of these values imports it from here: item
 long table (dataset types, scales, modes), study files and the runner factory (backends,
 dtypes), the perturbation registry, reports and synthetic tables (family names).
 
->>> from robustness.names import FAMILY_ORDER, MODES
+>>> from robustness.core.names import FAMILY_ORDER, MODES
 >>> len(FAMILY_ORDER), FAMILY_ORDER[0], MODES
 (8, 'option_order', ('choice', 'cloze', 'generate'))
 """

@@ -1,0 +1,108 @@
+"""Are the outputs byte-identical before and after a change? (issue 26's check of a refactor)
+
+Runs the same commands in a git worktree of a base revision and in this working tree, with
+the same Python, and compares every file they write byte for byte:
+
+- ``robustness perturb`` on the bundled demo items and on each shared dataset
+  (``../shared/data``), all families, ``--n 2`` and ``--n 5``, seed 0;
+- ``robustness analyze`` (tables, figures, report.html, report.md) on each table given with
+  ``--table`` (default: a synthetic two-model table written by ``analyses.synthetic_table``, and
+  the committed GEE fixture table ``tests/fixtures/analyses/gee_table.csv``).
+
+Usage::
+
+    python bench/same_outputs.py --base main
+    python bench/same_outputs.py --base 0bfe792 --table demo-out/demo.parquet
+
+Prints one line per output file that differs or exists on one side only, then a summary, and
+exits 1 when anything differs. Nothing is timed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared" / "data"
+
+_SYNTHETIC = (
+    "import analyses as an, sys; "
+    "an.synthetic_table(models=2, n_items=12, seed=3).to_parquet(sys.argv[1])"
+)
+
+
+def _run(tree: Path, args: list[str], env: dict[str, str]) -> None:
+    """One command of the toolkit, imported from ``tree`` (not the installed copy)."""
+    done = subprocess.run(
+        [sys.executable, *args], cwd=tree, env=env, capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"{tree}: {' '.join(args)} failed:\n{done.stderr[-3000:]}")
+
+
+def _outputs(tree: Path, out: Path, tables: list[Path]) -> None:
+    env = {**os.environ, "PYTHONPATH": str(tree), "HF_HUB_OFFLINE": "1", "MPLBACKEND": "Agg"}
+    cli = ["-c", "from robustness.cli import main; main()"]
+    sources = [("demo", [])]
+    sources += [(p.stem, [str(p)]) for p in sorted(SHARED.glob("*.jsonl"))]
+    for name, paths in sources:
+        for n in (2, 5):
+            target = out / "variants" / f"{name}-n{n}.jsonl"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            _run(tree, [*cli, "perturb", *paths, "--n", str(n), "--out", str(target)], env)
+    for k, table in enumerate(tables):
+        _run(tree, [*cli, "analyze", str(table), "--out", str(out / f"analysis-{k}")], env)
+
+
+def _digests(folder: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--base", default="main", help="git revision to compare with")
+    parser.add_argument("--table", action="append", type=Path, help="table(s) to analyse")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        tables = [p.resolve() for p in args.table or []]
+        if not tables:
+            synthetic = work / "synthetic.parquet"
+            env = {**os.environ, "PYTHONPATH": str(REPO)}
+            _run(REPO, ["-c", _SYNTHETIC, str(synthetic)], env)
+            tables = [synthetic, REPO / "tests" / "fixtures" / "analyses" / "gee_table.csv"]
+        base = work / "base-tree"
+        subprocess.run(
+            ["git", "worktree", "add", "--detach", "-q", str(base), args.base],
+            cwd=REPO,
+            check=True,
+        )
+        try:
+            _outputs(base, work / "base", tables)
+            _outputs(REPO, work / "head", tables)
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(base)], cwd=REPO)
+        before, after = _digests(work / "base"), _digests(work / "head")
+    differ = sorted(k for k in before.keys() & after.keys() if before[k] != after[k])
+    only = sorted(before.keys() ^ after.keys())
+    for name in differ:
+        print(f"differs: {name}")
+    for name in only:
+        print(f"only {'before' if name in before else 'after'}: {name}")
+    same = len(before.keys() & after.keys()) - len(differ)
+    print(f"{same} of {len(before.keys() | after.keys())} files byte-identical to {args.base}")
+    return 1 if differ or only else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
