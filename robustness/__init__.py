@@ -19,65 +19,7 @@ from robustness.core.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
-#: Public name -> the module that defines it.
-_EXPORTS: dict[str, str] = {
-    "Exemplar": "robustness.core.prompts",
-    "Format": "robustness.core.prompts",
-    "Item": "robustness.core.items",
-    "AnalysisError": "robustness.core.errors",
-    "ItemError": "robustness.core.errors",
-    "ModelConfig": "robustness.study",
-    "ModelError": "robustness.core.errors",
-    "PromptSpec": "robustness.core.prompts",
-    "RobustnessError": "robustness.core.errors",
-    "StudyConfig": "robustness.study",
-    "StudyError": "robustness.core.errors",
-    "TableError": "robustness.core.errors",
-    "Variant": "robustness.core.variants",
-    "default_spec": "robustness.core.prompts",
-    "demo_items": "robustness.core.items",
-    "format_search": "robustness.format_search",
-    "load_items": "robustness.core.items",
-    "load_study": "robustness.study",
-    "model": "robustness.study",
-    "per_dataset": "robustness.core.items",
-    "perturb": "robustness.perturb",
-    "read_table": "robustness.core.table",
-    "run": "robustness.run",
-    "run_study": "robustness.run",
-    "validate": "robustness.core.table",
-}
-
-__all__ = [
-    "AnalysisError",
-    "Exemplar",
-    "Format",
-    "Item",
-    "ItemError",
-    "ModelConfig",
-    "ModelError",
-    "PromptSpec",
-    "RobustnessError",
-    "StudyConfig",
-    "StudyError",
-    "TableError",
-    "Variant",
-    "__version__",
-    "default_spec",
-    "demo_items",
-    "format_search",
-    "load_items",
-    "load_study",
-    "model",
-    "per_dataset",
-    "perturb",
-    "read_table",
-    "run",
-    "run_study",
-    "validate",
-]
-
-if TYPE_CHECKING:  # the names as type checkers and editors see them
+if TYPE_CHECKING:  # the public names, each once: read by lazy_exports, seen by type checkers
     from robustness.core.errors import (
         AnalysisError,
         ItemError,
@@ -96,4 +38,4 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them
     from robustness.study import ModelConfig, StudyConfig, load_study, model
 
 
-lazy_exports(__name__, _EXPORTS)
+lazy_exports(__name__, also=("__version__",))

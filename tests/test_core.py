@@ -104,6 +104,28 @@ def test_lazy_exports_load_on_first_use_and_name_the_closest_public_name():
         del sys.modules["lazy_probe"]
 
 
+def test_a_face_lists_each_public_name_once_and_derives_the_rest(tmp_path):
+    from robustness.core.lazy import exports_of
+
+    face = tmp_path / "__init__.py"
+    face.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+        "    from json import dumps, loads as read\n    from math import sqrt\n"
+    )
+    assert exports_of(face) == {"dumps": "json", "read": "json", "sqrt": "math"}
+    face.write_text("if TYPE_CHECKING:\n    from json import dumps\n    from pickle import dumps\n")
+    with pytest.raises(ValueError, match=r"line 3: 'dumps' is imported twice"):
+        exports_of(face)
+    face.write_text("if TYPE_CHECKING:\n    import json\n")
+    with pytest.raises(ValueError, match="only `from module import name`"):
+        exports_of(face)
+    # the two real faces: __all__ is exactly the block's names (and the version)
+    import analyses
+
+    assert rb.__all__ == sorted([*exports_of(rb.__file__), "__version__"])
+    assert analyses.__all__ == sorted(exports_of(analyses.__file__))
+
+
 # -- errors through the project's classes --------------------------------------------------------
 
 
