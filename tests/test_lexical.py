@@ -1,7 +1,9 @@
 """lexical_substitution: the lexicon file, the guards, substitution, seeding, the judged sample.
 
-Fast tests use small lexicons written here; ``slow`` tests read WordNet; ``shared_data``
-tests use ../shared/data and the judged fixture tests/fixtures/lexical_judged.jsonl.
+Fast tests use small lexicons written here; ``shared_data`` tests use ../shared/data and the
+judged fixture tests/fixtures/lexical_judged.jsonl. The lexicon lint (WordNet antonyms and
+co-hyponyms included) is tested in tests/test_lexical_lint.py, the misfire rows in
+tests/test_lexical_misfires.py.
 """
 
 from __future__ import annotations
@@ -511,45 +513,6 @@ def test_sentence_start_check_walks_back_only_over_the_gap():
         text = "".join(rng.choice(chars) for _ in range(rng.randint(0, 12)))
         k = rng.randint(0, len(text))
         assert _at_sentence_start(text, k) == bool(old.search(text[:k])), (text, k)
-
-
-# ----------------------------------------------------------------------------- WordNet
-
-
-@pytest.mark.slow
-def test_no_lexicon_pair_is_a_wordnet_antonym_or_cohyponym():
-    """Embedding similarity cannot see antonyms or siblings ("north" for "south"), so the
-    lexicon is checked against WordNet: no single-word pair may be antonyms in any sense,
-    nor co-hyponyms (two synsets under one hypernym) without sharing a synset."""
-    from perturbations.wordnet import load_wordnet
-
-    wn = load_wordnet()
-    tags = {"n": "n", "v": "v", "a": "as", "r": "r", "x": "nvasr"}
-
-    def synsets(word, pos):
-        out = set()
-        for tag in tags[pos]:
-            tag = "a" if tag == "s" else tag
-            for base in {word, wn.morphy(word, tag) or word}:
-                out |= set(wn.synsets(base, pos=tag))
-        return out
-
-    # the check itself can fail: it finds a planted antonym and a planted sibling pair
-    assert {x.name() for s in synsets("increase", "v") for m in s.lemmas() for x in m.antonyms()}
-    north, south = synsets("north", "n"), synsets("south", "n")
-    assert any(set(a.hypernyms()) & set(b.hypernyms()) for a in north for b in south)
-
-    bad = []
-    for form, sub, pos in default_lexicon().pairs():
-        if " " in form or " " in sub:
-            continue
-        a, b = synsets(form, pos), synsets(sub, pos)
-        antonyms = {x.name().lower() for s in a for m in s.lemmas() for x in m.antonyms()}
-        if antonyms & {m.name().lower() for s in b for m in s.lemmas()}:
-            bad.append(("antonym", form, sub))
-        elif not a & b and any(set(x.hypernyms()) & set(y.hypernyms()) for x in a for y in b):
-            bad.append(("co-hyponym", form, sub))
-    assert bad == []
 
 
 # ----------------------------------------------------------------------------- shared items
