@@ -504,7 +504,7 @@ def test_sentence_start_check_walks_back_only_over_the_gap():
     """Equal to a whole-prefix search, without scanning the prefix (issue 17)."""
     import random
 
-    from perturbations.lexical_substitution.slots import _at_sentence_start
+    from perturbations.lexical_substitution.source import at_sentence_start as _at_sentence_start
 
     old = re.compile(r"(^|[.!?|:]\s*[\"“‘(]?|^\s*[\"“‘(])\s*$")
     rng = random.Random(0)

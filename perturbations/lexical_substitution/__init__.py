@@ -263,6 +263,7 @@ from perturbations.lexical_substitution.slots import (
     substitute,
     tie_nouns,
 )
+from perturbations.lexical_substitution.source import CandidateSource, Proposal, Text
 from perturbations.similarity import Similarity, default_similarity, keep_similar
 from robustness.core.errors import StudyError
 from robustness.core.items import Item
@@ -274,11 +275,14 @@ __all__ = [
     "NEGATIONS",
     "TASK_WORDS",
     "THRESHOLD",
+    "CandidateSource",
     "Context",
     "Entry",
     "LexicalSubstitution",
     "Lexicon",
+    "Proposal",
     "Slot",
+    "Text",
     "default_lexicon",
     "find_slots",
     "option_words",
@@ -304,9 +308,12 @@ class LexicalSubstitution(Family):
         Minimum similarity of instruction + question before vs after (0 turns it off).
     instruction
         Also replace words in the instruction (default True).
-    similarity, lexicon
+    similarity
         The meaning checker (default: all-MiniLM-L6-v2, shared in the process, loaded
-        only when ``threshold`` > 0) and the lexicon (default: the packaged one).
+        only when ``threshold`` > 0).
+    lexicon, source
+        Where the substitutes come from: a :class:`Lexicon`, or any :class:`CandidateSource`
+        (one of the two; default: the packaged lexicon). The guards apply to either.
     """
 
     name = "lexical_substitution"
@@ -315,6 +322,7 @@ class LexicalSubstitution(Family):
         self,
         similarity: Similarity | None = None,
         lexicon: Lexicon | None = None,
+        source: CandidateSource | None = None,
         **params: Any,
     ) -> None:
         super().__init__(**params)
@@ -328,8 +336,10 @@ class LexicalSubstitution(Family):
                 "lexical_substitution max_substitutions must be a whole number >= 1, "
                 f"not {shown(cap)}"
             )
+        if lexicon is not None and source is not None:
+            raise StudyError("lexical_substitution takes a lexicon or a source, not both")
         self._similarity = similarity
-        self.lexicon = lexicon or default_lexicon()
+        self.source: CandidateSource = source or lexicon or default_lexicon()
 
     @classmethod
     def parameters(cls) -> dict[str, Any]:
@@ -352,7 +362,7 @@ class LexicalSubstitution(Family):
             quoted = quoted_spans(text, [*item.options, *spec.options])
             parts[part] = [
                 slot
-                for slot in find_slots(text, self.lexicon, protected, tie=False)
+                for slot in find_slots(text, self.source, protected, tie=False)
                 if not any(slot.start < end and start < slot.end for start, end in quoted)
             ]
         # a noun form in both the question and the instruction names one thing too

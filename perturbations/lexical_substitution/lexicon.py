@@ -7,8 +7,9 @@ tab-separated columns; ``#`` starts a comment line::
     v      require requires required  need needs needed | demand demands ...   !next=to
 
 - ``pos``: ``n``, ``v``, ``a`` (adjective), ``r`` (adverb) or ``x`` (phrase or other).
-  A ``v`` entry is refused right after a word that announces a noun ("the", "my", "of"),
-  an ``n`` entry right after one that announces a verb ("they", "should", "don't").
+  A ``v`` entry is refused right after a word that announces a noun (:data:`NOUN_CUES`:
+  "the", "my", "of"), an ``n`` entry right after one that announces a verb
+  (:data:`VERB_CUES`: "they", "should", and any word ending in "n't").
 - ``forms``: the surface forms, space-separated, inflected forms listed explicitly;
   ``_`` joins the words of a multi-word form ("such_as"); a hyphenated word is written
   with its hyphen ("well-known") and matches only that whole word.
@@ -27,18 +28,35 @@ tab-separated columns; ``#`` starts a comment line::
   in its sentence, within ``3 * NEAR`` words: ``should`` -> ``ought to`` is refused after
   "that" in "it is better that people should"). An item ``*ed`` matches every word
   ending in "ed". Words are compared lowercase: ``!prev=FBI`` is ``!prev=fbi``.
+
+A :class:`Lexicon` is a candidate source (:class:`.source.CandidateSource`): at a word of a
+text it proposes every entry whose form starts there and whose part of speech and context
+rules accept the neighbouring words. The guards are not its business (:mod:`.slots`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from perturbations.lexical_substitution.source import Proposal, Text
 from robustness.core.errors import StudyError
 
-__all__ = ["DEFAULT_PATH", "NEAR", "POS", "Context", "Entry", "Lexicon", "default_lexicon"]
+__all__ = [
+    "DEFAULT_PATH",
+    "NEAR",
+    "NOUN_CUES",
+    "POS",
+    "VERB_CUES",
+    "Context",
+    "Entry",
+    "Lexicon",
+    "default_lexicon",
+    "pos_fits",
+]
 
 #: The lexicon shipped with the package.
 DEFAULT_PATH = Path(__file__).with_name("lexicon.tsv")
@@ -46,6 +64,26 @@ DEFAULT_PATH = Path(__file__).with_name("lexicon.tsv")
 POS = ("n", "v", "a", "r", "x")
 #: How many words after a form a ``!near=`` rule looks at.
 NEAR = 8
+
+
+def _wordset(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+#: A previous word that announces a noun (or its adjective), never a verb: "personal use".
+NOUN_CUES = _wordset("the a an my your his her its our their this these those of every each")
+#: A previous word that announces a verb, never a noun: "they use", "should help".
+VERB_CUES = _wordset("i we you they he she will would can could should must may might shall")
+
+
+def pos_fits(pos: str, prev: str) -> bool:
+    """False for a verb entry after a :data:`NOUN_CUES` word and a noun entry after a
+    :data:`VERB_CUES` word or a word ending in "n't"."""
+    if pos == "v":
+        return prev not in NOUN_CUES
+    if pos == "n":
+        return prev not in VERB_CUES and not prev.endswith("n't")
+    return True
 
 
 #: One item of an ``opens=`` rule: lowercase words joined by "_".
@@ -221,9 +259,29 @@ class Lexicon:
                 entries.extend(parse_line(text, number, path.name))
         return cls(entries)
 
+    #: The lexicon's pairs pass the WordNet check of :mod:`.lint` in the test suite.
+    vetted = True
+
     def candidates(self, first: str) -> list[Entry]:
         """The entries whose form starts with the lowercase word ``first``, longest first."""
         return self.by_first.get(first, [])
+
+    def propose(self, text: Text, at: int) -> Iterator[Proposal]:
+        """The entries whose form is words ``at`` ... of ``text`` and whose part of speech
+        and context rules accept its neighbours, longest first (read lazily)."""
+        words = text.words
+        for entry in self.by_first.get(words[at].group().lower(), ()):
+            n = len(entry.words)
+            if at + n > len(words) or text.lower(at, n) != entry.words:
+                continue
+            prev, nxt = text.neighbours(at, n)
+            if not pos_fits(entry.pos, prev):
+                continue
+            context = entry.context
+            following = text.lower(at + n, NEAR)
+            opening, recent = text.opening(at, 3 * NEAR) if context.reads_sentence else ((), ())
+            if context.fits(prev, nxt, text.at_start(at), following, opening, recent):
+                yield Proposal(n, entry.substitutes, entry.pos)
 
     def pairs(self) -> list[tuple[str, str, str]]:
         """Every (form, substitute, pos) pair of the lexicon, for checks."""

@@ -30,7 +30,7 @@ from typing import Any
 
 from perturbations.lexical_substitution.lexicon import DEFAULT_PATH, Context, Entry, parse_line
 
-__all__ = ["Finding", "lint", "lint_lines", "wordnet_findings"]
+__all__ = ["Finding", "lint", "lint_lines", "opposition", "wordnet_findings"]
 
 
 @dataclass(frozen=True, order=True)
@@ -131,24 +131,36 @@ def _synsets(wn: Any, word: str, pos: str) -> set[Any]:
     return out
 
 
+def opposition(wn: Any, form: str, substitute: str, pos: str) -> str | None:
+    """``"antonym"`` when WordNet (``wn``) calls the single words ``form`` and ``substitute``
+    antonyms in some sense of part of speech ``pos`` (every part of speech for ``x``),
+    ``"co-hyponym"`` when two of their synsets share a hypernym while no synset is shared,
+    else None (also for a form or substitute of several words)."""
+    if " " in form or " " in substitute:
+        return None
+    a, b = _synsets(wn, form, pos), _synsets(wn, substitute, pos)
+    lemmas = {m.name().lower() for s in b for m in s.lemmas()}
+    if {x.name().lower() for s in a for m in s.lemmas() for x in m.antonyms()} & lemmas:
+        return "antonym"
+    if not a & b and any(set(x.hypernyms()) & set(y.hypernyms()) for x in a for y in b):
+        return "co-hyponym"
+    return None
+
+
 def wordnet_findings(entries: Iterable[Entry], wn: Any) -> list[Finding]:
-    """``antonym`` and ``co-hyponym`` findings for the single-word pairs of ``entries``
-    (synsets of the entry's part of speech; every part of speech for ``x``)."""
+    """``antonym`` and ``co-hyponym`` findings (:func:`opposition`) for the pairs of
+    ``entries``, each pair once."""
     out = []
     seen: set[tuple[str, str, str]] = set()
     for entry in entries:
         for sub in entry.substitutes:
             key = (entry.form, sub, entry.pos)
-            if " " in entry.form or " " in sub or key in seen:
+            if key in seen:
                 continue
             seen.add(key)
-            a, b = _synsets(wn, entry.form, entry.pos), _synsets(wn, sub, entry.pos)
-            lemmas = {m.name().lower() for s in b for m in s.lemmas()}
-            opposite = {x.name().lower() for s in a for m in s.lemmas() for x in m.antonyms()}
-            if opposite & lemmas:
-                out.append(Finding(entry.line, "antonym", f"{entry.form!r} -> {sub!r}"))
-            elif not a & b and any(set(x.hypernyms()) & set(y.hypernyms()) for x in a for y in b):
-                out.append(Finding(entry.line, "co-hyponym", f"{entry.form!r} -> {sub!r}"))
+            kind = opposition(wn, entry.form, sub, entry.pos)
+            if kind is not None:
+                out.append(Finding(entry.line, kind, f"{entry.form!r} -> {sub!r}"))
     return out
 
 

@@ -30,19 +30,26 @@ negation in another word ("nobody"); any other substitute the lexicon gives them
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
-from perturbations.lexical_substitution.lexicon import NEAR, Entry, Lexicon
+from perturbations.lexical_substitution.source import (
+    CURLY,
+    WORD,
+    CandidateSource,
+    Proposal,
+    Text,
+    straight,
+)
 
 __all__ = [
     "FUNCTION_WORDS",
     "KEEPS_NEGATION",
     "NEGATIONS",
-    "NOUN_CUES",
     "PHRASE",
     "TASK_WORDS",
-    "VERB_CUES",
     "Slot",
     "find_slots",
     "match_case",
@@ -84,24 +91,11 @@ read say says tell following below above
 #: is changed only in that frame (the task-word guard still holds for the first word).
 PHRASE = 3
 
-#: A previous word that announces a noun (or its adjective), never a verb: "personal use".
-NOUN_CUES = _wordset("the a an my your his her its our their this these those of every each")
-#: A previous word that announces a verb, never a noun: "they use", "should help".
-VERB_CUES = _wordset("i we you they he she will would can could should must may might shall")
-
-#: A word: letters, inner hyphens between letters ("self-esteem", "up-to-date") and one
-#: contraction ("don't", "it's"). A hyphen before a digit ("COVID-19") ends the word.
-_WORD = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)*(?:'[A-Za-z]+)?")
-#: A typographic apostrophe inside a word ("It’s", "don’t"): read as "'" so that the
-#: lexicon's contractions match; a substitute is written back in the text's own style.
-_CURLY = re.compile(r"(?<=[A-Za-z])\u2019(?=[A-Za-z])")
-_STRAIGHT = re.compile(r"(?<=[A-Za-z])'(?=[A-Za-z])")
 #: Characters allowed right before / after a replaceable form.
 _BEFORE_OK = frozenset(' \t\n"“‘(')
 _AFTER_OK = frozenset(" \t\n.,;:!?\"”’)'")
 _VOWELS = frozenset("aeiou")
-_PREV_WORD = re.compile(r"([A-Za-z]+(?:-[A-Za-z]+)*(?:'[A-Za-z]+)?)[ \t]+$")
-_NEXT_WORD = re.compile(r"[ \t]+([A-Za-z]+(?:-[A-Za-z]+)*(?:'[A-Za-z]+)?)")
+_STRAIGHT = re.compile(r"(?<=[A-Za-z])'(?=[A-Za-z])")
 
 
 #: Function words that stay free to change even when an option text contains them: an
@@ -121,16 +115,16 @@ def quoted_spans(text: str, options: Any) -> list[tuple[int, int]]:
     spans stay as they are, function words included, so a question that repeats an option
     ("The government should ...") still matches it after the substitution. An apostrophe
     inside a word matches in either style ("shouldn’t" quotes "shouldn't")."""
-    text = _straight(text)  # same length: the spans are positions in the text as written
+    text = straight(text)  # same length: the spans are positions in the text as written
     low = text.lower()
     fold = len(low) == len(text)  # else a letter whose lower case is longer ("İ"): as written
     if not fold:
         low = text
     spans = []
     for option in options:
-        needle = " ".join(_straight(str(option)).split()).rstrip(".")
+        needle = " ".join(straight(str(option)).split()).rstrip(".")
         needle = needle.lower() if fold else needle
-        if len(_WORD.findall(needle)) < 2:
+        if len(WORD.findall(needle)) < 2:
             continue
         start = low.find(needle)
         while start >= 0:
@@ -139,68 +133,17 @@ def quoted_spans(text: str, options: Any) -> list[tuple[int, int]]:
     return spans
 
 
-def _straight(text: str) -> str:
-    """``text`` with every apostrophe inside a word straight (same length, same positions)."""
-    return _CURLY.sub("'", text) if "\u2019" in text else text
-
-
 def option_words(options: Any) -> frozenset[str]:
     """Every word of the option texts, lowercased, less :data:`FUNCTION_WORDS`; a
     hyphenated word counts whole and by its parts ("long-term": "long-term", "long", "term")."""
-    words = {w.lower() for o in options for w in _WORD.findall(_straight(str(o)))}
+    words = {w.lower() for o in options for w in WORD.findall(straight(str(o)))}
     words |= {part for w in words if "-" in w for part in w.split("-")}
     return frozenset(words) - FUNCTION_WORDS
-
-
-def _at_sentence_start(text: str, start: int) -> bool:
-    """True when only spaces, an opening quote or bracket, or nothing stand between the
-    previous sentence end (``. ! ? | :``) or the start of the text and ``start``.
-
-    Walks back from ``start`` over that short stretch only, so checking every word of a
-    text costs time linear in its length.
-    """
-    i = start - 1
-    while i >= 0 and text[i].isspace():
-        i -= 1
-    if i >= 0 and text[i] in '"“‘(':
-        i -= 1
-        while i >= 0 and text[i].isspace():
-            i -= 1
-    return i < 0 or text[i] in ".!?|:"
-
-
-def _neighbours(text: str, start: int, end: int) -> tuple[str, str]:
-    """The words right before and after ``text[start:end]`` (lowercased; "" if none)."""
-    before = _PREV_WORD.search(text[max(0, start - 40) : start])
-    after = _NEXT_WORD.match(text, end)
-    return (before.group(1).lower() if before else "", after.group(1).lower() if after else "")
 
 
 def _possessive(text: str, end: int) -> bool:
     """True when an apostrophe and a letter follow ``end``: "people’s" stays as written."""
     return text[end] in "'’" and end + 1 < len(text) and text[end + 1].isalpha()
-
-
-def _opening(
-    text: str, tokens: list[re.Match[str]], i: int
-) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The lowercase words of the sentence holding token ``i``, before it: (its opening,
-    none when the sentence start lies more than ``3 * NEAR`` words back; the last ``3 *
-    NEAR`` words before ``i`` in the sentence, whatever its length)."""
-    low = max(0, i - 3 * NEAR)
-    for k in range(i, low - 1, -1):
-        if _at_sentence_start(text, tokens[k].start()):
-            words = tuple(t.group().lower() for t in tokens[k:i])
-            return words, words
-    return (), tuple(t.group().lower() for t in tokens[low:i])
-
-
-def _pos_fits(pos: str, prev: str) -> bool:
-    if pos == "v":
-        return prev not in NOUN_CUES
-    if pos == "n":
-        return prev not in VERB_CUES and not prev.endswith("n't")
-    return True
 
 
 @dataclass(frozen=True)
@@ -265,92 +208,111 @@ def _match_words(text: str, tokens: list[re.Match[str]], i: int, n: int) -> bool
     return True
 
 
-def _first_entries(word: str, lexicon: Lexicon, protected: frozenset[str]) -> list[Entry]:
-    """The entries that may start at ``word``: all when it is free, else (a negation that is
-    no option word) only those of :data:`KEEPS_NEGATION`."""
-    entries = lexicon.candidates(word.lower())
-    if _free(word, protected):
-        return entries
+def _opener(text: Text, i: int, protected: frozenset[str]) -> bool | None:
+    """Whether a form may open at word ``i``: None when none may (a guarded word, a word
+    joined to the character before it, a Roman numeral "I", a capitalised word inside a
+    sentence), True when only a form of :data:`KEEPS_NEGATION` may (a negation that is no
+    option word), False when any may."""
+    m = text.words[i]
+    word = m.group()
     lower = word.lower()
-    if lower in NEGATIONS and lower not in protected and lower not in TASK_WORDS:
-        return [e for e in entries if e.form in KEEPS_NEGATION]
-    return []
+    if _free(word, protected):
+        only_keeps = False
+    elif lower in NEGATIONS and lower not in protected and lower not in TASK_WORDS:
+        only_keeps = True
+    else:
+        return None
+    start = m.start()
+    if (start > 0 and text.text[start - 1] not in _BEFORE_OK) or _numeral_i(
+        text.text, text.words, i
+    ):
+        return None
+    if word != lower and not _pronoun_i(word):
+        capitalised = word[0].isupper() and word[1:].islower()
+        if not (capitalised and text.at_start(i)):
+            return None
+    return only_keeps
+
+
+def _guarded(
+    text: Text,
+    i: int,
+    proposal: Proposal,
+    protected: frozenset[str],
+    only_keeps: bool,
+    opposite: Callable[[str, str, str], bool] | None,
+) -> list[str]:
+    """The substitutes of ``proposal`` (a form opening at word ``i``) that the guards let
+    through: none when a later word of the form is guarded, the form is not written as
+    lowercase words joined by single spaces, or it is joined to the character after it or is
+    a possessive; for a form of :data:`KEEPS_NEGATION`, only the substitutes listed there;
+    with ``opposite``, none that it calls an opposite of the form."""
+    n = proposal.size
+    if not _match_words(text.text, text.words, i, n):
+        return []
+    words = text.lower(i, n)
+    form = " ".join(words)
+    keeps = KEEPS_NEGATION.get(form)
+    if only_keeps and keeps is None:
+        return []
+    free = _free_but_negation if keeps is not None else _free_in_phrase if n >= PHRASE else _free
+    if not all(free(w, protected) for w in words[1:]):
+        return []
+    end = text.words[i + n - 1].end()
+    if end < len(text.text) and (text.text[end] not in _AFTER_OK or _possessive(text.text, end)):
+        return []
+    news = [s for s in proposal.substitutes if keeps is None or s in keeps]
+    if opposite is not None:
+        news = [s for s in news if not opposite(form, s, proposal.pos)]
+    return news
 
 
 def find_slots(
-    text: str, lexicon: Lexicon, protected: frozenset[str], tie: bool = True
+    text: str, source: CandidateSource, protected: frozenset[str], tie: bool = True
 ) -> list[Slot]:
-    """The forms of ``text`` that may be replaced (rules in the module docstring).
+    """The forms of ``text`` that may be replaced (rules in the module docstring), as
+    proposed by ``source`` (a :class:`.lexicon.Lexicon` or any other candidate source).
 
-    Forms do not overlap: at each word the longest form whose rules hold is taken, and
-    the search resumes after it. A typographic apostrophe inside a word counts as "'".
-    With ``tie`` false, repeated nouns are left for the caller's :func:`tie_nouns` over
-    several texts.
+    Forms do not overlap: at each word the longest proposal the guards let through is taken
+    (with every other proposal of its size, in order), and the search resumes after it. A
+    typographic apostrophe inside a word counts as "'". A source that is not ``vetted`` has
+    its pairs checked against WordNet here (:func:`.lint.opposition`). With ``tie`` false,
+    repeated nouns are left for the caller's :func:`tie_nouns` over several texts.
     """
-    written, text = text, _straight(text)
-    tokens = list(_WORD.finditer(text))
+    view = Text(text)
+    words = view.words
+    opposite = None if source.vetted else _wordnet_opposite
     slots: list[Slot] = []
     i = 0
-    while i < len(tokens):
-        m = tokens[i]
-        word = m.group()
-        taken = 1
-        entries = _first_entries(word, lexicon, protected)
-        if entries and (
-            (m.start() > 0 and text[m.start() - 1] not in _BEFORE_OK) or _numeral_i(text, tokens, i)
-        ):
-            entries = []
-        at_start = False
-        if entries and word != word.lower() and not _pronoun_i(word):
-            capitalised = word[0].isupper() and word[1:].islower()
-            at_start = capitalised and _at_sentence_start(text, m.start())
-            entries = entries if at_start else []
-        elif entries:
-            at_start = _at_sentence_start(text, m.start())
+    while i < len(words):
+        only_keeps = _opener(view, i, protected)
         found: list[str] = []
         size = 0
         noun = False
-        for entry in entries:
-            n = len(entry.words)
-            if size and n != size:
+        for proposal in () if only_keeps is None else source.propose(view, i):
+            if size and proposal.size != size:
                 break  # a longer form matched: shorter ones are not mixed in
-            if not _match_words(text, tokens, i, n):
-                continue
-            words = [t.group().lower() for t in tokens[i : i + n]]
-            free = _free_in_phrase if n >= PHRASE else _free
-            keeps = KEEPS_NEGATION.get(entry.form)
-            if keeps is not None:  # the negation guard is lifted for this form only
-                free = _free_but_negation
-            if tuple(words) != entry.words or not all(free(w, protected) for w in words[1:]):
-                continue
-            end = tokens[i + n - 1].end()
-            if end < len(text) and (text[end] not in _AFTER_OK or _possessive(text, end)):
-                continue
-            prev, nxt = _neighbours(text, m.start(), end)
-            following = tuple(t.group().lower() for t in tokens[i + n : i + n + NEAR])
-            opening, recent = (
-                _opening(text, tokens, i) if entry.context.reads_sentence else ((), ())
-            )
-            if not _pos_fits(entry.pos, prev) or not entry.context.fits(
-                prev, nxt, at_start, following, opening, recent
-            ):
-                continue
-            news = (
-                entry.substitutes if keeps is None else [s for s in entry.substitutes if s in keeps]
-            )
-            if not news:
-                continue
-            size = n
-            noun = noun or entry.pos == "n"
-            found.extend(s for s in news if s not in found)
+            news = _guarded(view, i, proposal, protected, bool(only_keeps), opposite)
+            if news:
+                size = proposal.size
+                noun = noun or proposal.pos == "n"
+                found.extend(s for s in news if s not in found)
         if found:
-            end = tokens[i + size - 1].end()
-            label = " ".join(t.group().lower() for t in tokens[i : i + size])
-            slot = Slot(m.start(), end, written[m.start() : end], label, tuple(found), noun)
-            slots.append(slot)
-            taken = size
-        i += taken
-    return tie_nouns([text], [slots])[0] if tie else slots
+            start, end = words[i].start(), words[i + size - 1].end()
+            label = " ".join(view.lower(i, size))
+            slots.append(Slot(start, end, text[start:end], label, tuple(found), noun))
+        i += size or 1
+    return tie_nouns([view.text], [slots])[0] if tie else slots
+
+
+@lru_cache(maxsize=65536)
+def _wordnet_opposite(form: str, substitute: str, pos: str) -> bool:
+    """True when WordNet calls ``substitute`` an antonym or co-hyponym of ``form``
+    (:func:`.lint.opposition`; WordNet is loaded on the first call)."""
+    from perturbations.lexical_substitution.lint import opposition
+    from perturbations.wordnet import load_wordnet
+
+    return opposition(load_wordnet(), form, substitute, pos) is not None
 
 
 def tie_nouns(texts: list[str], slot_lists: list[list[Slot]]) -> list[list[Slot]]:
@@ -433,7 +395,7 @@ def _mend_article(prefix: str, old: str, new: str) -> str:
 def substitute(text: str, chosen: list[tuple[Slot, str]]) -> str:
     """``text`` with each chosen slot replaced by its new form (slots in text order); an
     apostrophe of the new form is typographic when the text writes them so."""
-    curly = bool(_CURLY.search(text)) and not _STRAIGHT.search(text)
+    curly = bool(CURLY.search(text)) and not _STRAIGHT.search(text)
     out = ""
     last = 0
     for slot, new in sorted(chosen, key=lambda c: c[0].start):
