@@ -538,6 +538,22 @@ def test_judged_fixture_is_a_sample_of_all_five_datasets():
         assert r["original"] != r["variant"] and r["substitutions"]
 
 
+def test_judged_figures_of_the_docstring_are_the_fixture_recounted():
+    """The precision the package docstring states is what the fixture holds."""
+    import perturbations.lexical_substitution as family
+
+    doc = " ".join(family.__doc__.split())
+    rows = _judged()
+    keep = sum(r["verdict"] == "keeps" for r in rows)
+    assert (
+        f"{len(rows):,} variants of the five datasets in {len({r['batch'] for r in rows})}" in doc
+    )
+    assert f"{keep:,} keep meaning and grammar, {100 * keep / len(rows):.1f}%" in doc
+    sample = [r for r in rows if r["batch"] in (1, 2, 7, 10, 15, 25, 32, 33)]
+    kept = sum(r["verdict"] == "keeps" for r in sample)
+    assert f"the fixes it led to: {kept} of {len(sample)};" in doc
+
+
 @pytest.mark.shared_data
 def test_judged_bad_variants_are_gone_and_precision_holds(shared_items):
     """Regenerates the family at its defaults (seed 0, five variants, as the sample was drawn)

@@ -1,6 +1,8 @@
-"""Where a text may change: the guarded search for lexicon forms, and the substitution.
+"""Where a text may change: guards on what a candidate source proposes; the substitution.
 
-A form of the lexicon is replaceable at a place of a text when every one of its words
+A form proposed by the source (:class:`.source.CandidateSource`; the lexicon proposes the
+entries whose part of speech and context rules accept the neighbouring words) is
+replaceable at a place of a text when every one of its words
 
 - stands alone (no digit, slash, bracket or apostrophe joined to it; a hyphenated word
   such as "well-known" is one word, matched by a form written with its hyphen and never
@@ -14,7 +16,9 @@ A form of the lexicon is replaceable at a place of a text when every one of its 
   right after a capitalised word, where it is read as a Roman numeral ("Statement I would
   be true", "World War I"),
 
-and the entry's part of speech and context rules accept the neighbouring words.
+and a space or punctuation follows the form (no possessive "'s"). The source is asked only
+at words that may open a form; a source that is not ``vetted`` has each pair checked against
+WordNet too (no antonym or co-hyponym: :func:`.lint.opposition`).
 
 A noun form (one word or more) that occurs more than once in a text names one thing: its
 slots are tied (the family changes all of them or none, to the same substitute, in the
@@ -24,7 +28,7 @@ notes" never becomes "A learner ... the student's notes". A plural is another fo
 
 The one exception to the negation guard is :data:`KEEPS_NEGATION`: a few forms holding a
 negation ("no one") that may become a substitute listed there, each holding the same
-negation in another word ("nobody"); any other substitute the lexicon gives them is refused.
+negation in another word ("nobody"); any other substitute a source gives them is refused.
 """
 
 from __future__ import annotations
