@@ -15,6 +15,7 @@ import robustness as rb
 from robustness.answers import prompt_for
 from robustness.core.prompts import Exemplar, default_spec
 from robustness.runners import noise_floor
+from robustness.runners.continuations import Row, pack_pairs
 from robustness.runners.hf import HFRunner
 from robustness.runners.prefix_trie import PrefixNode, build_tree, prune_tree, shared_tokens
 
@@ -231,7 +232,9 @@ def test_sliding_window_models_are_not_shared() -> None:
     )
     scorer = PrefixScorer(MistralForCausalLM(config).eval(), 0, lambda n, b: [], 4)
     assert not scorer.supported
-    assert scorer.plan([[1, 2, 3, 4] * 20, [1, 2, 3, 4] * 20], [1, 1]) is None
+    rows = [Row.causal([1, 2, 3, 4] * 20, 1)] * 2
+    assert scorer.plan(rows) is None
+    assert scorer.plan(rows, force=True) is None
 
 
 def test_generate_runs_length_sorted_batches() -> None:
@@ -276,21 +279,26 @@ def test_logits_budget_splits_batches_not_numbers(variants: list[Any], sharing: 
     pairs = [(prompt_for(v, False), " " + o) for v in variants[:4] for o in v.spec.options]
     expected = reference.loglikelihood(pairs)
     vocab = int(runner.model.config.vocab_size)
-    runner.max_logits_bytes = runner.prefix.max_logits_bytes = 3 * 8 * vocab * 4
+    # room for the logits of about two rows: packed rows read all their options at once
+    prompts, responses = runner._encode_pairs(pairs)
+    rows = pack_pairs(prompts, responses)[0] if sharing == "auto" else None
+    widest = max(row.keep for row in rows) if rows else 8
+    runner.max_logits_bytes = runner.prefix.max_logits_bytes = 3 * widest * vocab * 4
     seen: list[tuple[int, int]] = []
     forward = runner.model.forward
 
     def spy(*args: Any, **kwargs: Any) -> Any:
-        rows, keep = kwargs["input_ids"].shape[0], int(kwargs["logits_to_keep"])
-        if keep > 1:
-            seen.append((rows, rows * keep * vocab * 4))
-        return forward(*args, **kwargs)
+        out = forward(*args, **kwargs)
+        if int(kwargs["logits_to_keep"]) > 1:
+            seen.append((kwargs["input_ids"].shape[0], out.logits.numel() * 4))
+        return out
 
     runner.model.forward = spy  # type: ignore[method-assign]
     got = runner.loglikelihood(pairs)
     np.testing.assert_allclose(
         [g.logprob for g in got], [e.logprob for e in expected], atol=TOL, rtol=0
     )
-    # a batch holds one row, or no more logits than the budget
+    # a batch holds one row, or no more logits than the budget; some hold more than one
     assert seen and all(rows == 1 or size <= runner.max_logits_bytes for rows, size in seen)
     assert max(rows for rows, _ in seen) > 1
+    assert len(seen) > 1

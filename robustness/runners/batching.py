@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import torch
 
-__all__ = ["left_pad", "length_batches", "split_by_logits"]
+__all__ = ["flatten_windows", "left_pad", "length_batches", "split_by_logits"]
 
 
 def length_batches(lengths: Sequence[int], size: int, max_padding: float | None) -> list[list[int]]:
@@ -83,3 +83,16 @@ def split_by_logits(
     if current:
         out.append(current)
     return out
+
+
+def flatten_windows(logits: torch.Tensor, keeps: Sequence[int]) -> torch.Tensor:
+    """The last ``keeps[r]`` positions of each row of right-aligned ``[rows, keep, vocab]``
+    logits, flattened in row order to ``[sum(keeps), vocab]`` (a view when every row keeps
+    all ``keep`` positions)."""
+    rows, keep, vocab = logits.shape
+    if all(k == keep for k in keeps):
+        return logits.reshape(rows * keep, vocab)
+    index = torch.cat(
+        [torch.arange(r * keep + keep - k, (r + 1) * keep) for r, k in enumerate(keeps)]
+    )
+    return logits.reshape(rows * keep, vocab).index_select(0, index.to(logits.device))

@@ -30,6 +30,7 @@ response is not merged into the prompt's last token), the usual convention for c
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -45,13 +46,15 @@ from robustness.runners.base import (
     LogLikelihood,
     OptionScores,
     Prompt,
+    canonical_prompt,
     check_max_new_tokens,
 )
-from robustness.runners.batching import left_pad, length_batches, split_by_logits
+from robustness.runners.batching import flatten_windows, left_pad, length_batches, split_by_logits
+from robustness.runners.continuations import PairRows, Row
 from robustness.runners.encoding import PromptEncoding
 from robustness.runners.label_trie import combine_plan
 from robustness.runners.prefix import PrefixScorer
-from robustness.runners.readout import read_label_passes, read_responses
+from robustness.runners.readout import read_label_passes, read_targets
 from robustness.runners.torch_setup import (
     configure_threads,
     eos_token_ids,
@@ -232,33 +235,41 @@ class HFRunner(PromptEncoding):
         return out.logits[:, -keep:, :].float()
 
     # ----------------------------------------------------------------- calls
-    def run_rows(
-        self,
-        rows: Sequence[Sequence[int]],
-        keeps: Sequence[int],
-        consume: Any,
-    ) -> None:
-        """Run every token row once and hand the logits of its last ``keeps[i]`` positions to
-        ``consume(indices, logits, seconds)`` batch by batch (``logits`` float32, right aligned
-        to the batch's largest keep; ``seconds`` the wall time since the previous batch).
+    def run_rows(self, rows: Sequence[Row], consume: Any, plain_width: int | None = None) -> None:
+        """Run every row once and hand the logits of its last ``row.keep`` positions to
+        ``consume(indices, logits, seconds)`` batch by batch (``logits`` float32 and flattened,
+        ``[sum of the batch's keeps, vocab]`` in batch order; ``seconds`` the wall time since
+        the previous batch).
 
-        Shares prefixes when ``prefix_sharing`` is ``"auto"`` and the plan pays (see
-        ``prefix.py``); otherwise runs plain length-sorted, memory-capped batches.
+        Shares prefixes when ``prefix_sharing`` is ``"auto"`` and the plan pays, and always
+        runs packed rows through the shared path (see ``prefix.py``; ``plain_width`` is then
+        the longest unpacked row, for the memory budget); otherwise runs plain length-sorted,
+        memory-capped batches, which take causal rows only.
         """
         if not rows:
             return
-        plan = self.prefix.plan(rows, keeps) if self.prefix_sharing == "auto" else None
+        packed = not all(row.is_causal for row in rows)
+        root = None
+        if self.prefix_sharing == "auto":
+            root = self.prefix.plan(rows, force=packed)
+        if root is not None:
+            width = plain_width or max(len(r) for r in rows)
+            self.prefix.run(root, rows, consume, width)
+            return
+        if packed:
+            raise ModelError("packed rows need prefix sharing on a model that supports it.")
+        keeps = [row.keep for row in rows]
+        vocab = int(self.model.config.vocab_size)
+        clock = time.perf_counter()
         with torch.inference_mode():
-            if plan is not None:
-                self.prefix.run(plan[0], rows, keeps, consume)
-                return
-            clock = time.perf_counter()
             for group in self.batches([len(r) for r in rows]):
-                vocab = int(self.model.config.vocab_size)
                 for batch in split_by_logits(group, keeps, vocab, self.max_logits_bytes):
                     keep = max(keeps[i] for i in batch)
                     self.prefix.tokens_run += len(batch) * max(len(rows[i]) for i in batch)
-                    logits = self.forward_last(self.collate([rows[i] for i in batch]), keep)
+                    self.prefix.forwards += 1
+                    inputs = self.collate([rows[i].tokens for i in batch])
+                    window = self.forward_last(inputs, keep)
+                    logits = flatten_windows(window, [keeps[i] for i in batch])
                     now = time.perf_counter()
                     consume(batch, logits, now - clock)
                     clock = now
@@ -273,12 +284,11 @@ class HFRunner(PromptEncoding):
         """Next-token probability of each prompt's labels (see ``label_trie.py``)."""
         plans, ids = self.encode_label_sets(prompts, labels)
         jobs: list[tuple[int, int]] = []
-        rows: list[list[int]] = []
+        rows: list[Row] = []
         for i, plan in enumerate(plans):
             for p, path in enumerate(plan.passes):
                 jobs.append((i, p))
-                rows.append(ids[i] + list(path))
-        keeps = [len(plans[i].passes[p]) + 1 for i, p in jobs]
+                rows.append(Row.causal(ids[i] + list(path), len(path) + 1))
         pending = [len(plan.passes) for plan in plans]
         logps: list[dict[tuple[tuple[int, ...], int], float]] = [{} for _ in prompts]
         tops: dict[int, tuple[float, int]] = {}
@@ -312,7 +322,7 @@ class HFRunner(PromptEncoding):
             if done and on_batch is not None:
                 on_batch(done, [results[i] for i in done])
 
-        self.run_rows(rows, keeps, consume)
+        self.run_rows(rows, consume)
         return [r for r in results if r is not None]
 
     def generate(
@@ -362,9 +372,13 @@ class HFRunner(PromptEncoding):
         *,
         on_batch: BatchCallback | None = None,
     ) -> list[LogLikelihood]:
-        """Sum of log P(response tokens | prompt) for each (prompt, response) pair."""
-        prompt_ids = self.encode_prompts([p for p, _ in pairs])
-        response_ids = [self._encode_text(str(r)) for _, r in pairs]
+        """Sum of log P(response tokens | prompt) for each (prompt, response) pair.
+
+        With prefix sharing on, the responses of each distinct prompt are packed into one row
+        (``continuations.py``); with it off, every pair is its own row ``prompt +
+        response[:-1]``.
+        """
+        prompt_ids, response_ids = self._encode_pairs(pairs)
         results: list[LogLikelihood | None] = [None for _ in pairs]
         empty = [i for i, r in enumerate(response_ids) if not r]
         for i in empty:
@@ -372,23 +386,51 @@ class HFRunner(PromptEncoding):
         if empty and on_batch is not None:
             on_batch(empty, [results[i] for i in empty])
         todo = [i for i, r in enumerate(response_ids) if r]
-        # the last response token is never an input: its prediction comes from the one before.
-        rows = [prompt_ids[i] + response_ids[i][:-1] for i in todo]
         if self.max_length is not None:
-            for row, i in zip(rows, todo, strict=True):
-                if len(row) > self.max_length:
+            for i in todo:
+                if len(prompt_ids[i]) + len(response_ids[i]) - 1 > self.max_length:
                     raise ModelError(
-                        f"pair {i} has {len(row) + 1} tokens, more than the "
-                        f"model's {self.max_length}."
+                        f"pair {i} has {len(prompt_ids[i]) + len(response_ids[i])} tokens, more "
+                        f"than the model's {self.max_length}."
                     )
+        plain_width = max((len(prompt_ids[i]) + len(response_ids[i]) - 1 for i in todo), default=0)
+        packed = self.prefix_sharing == "auto" and self.prefix.supported
+        pairing = PairRows([prompt_ids[i] for i in todo], [response_ids[i] for i in todo], packed)
 
         def consume(batch: list[int], logits: torch.Tensor, seconds: float) -> None:
-            responses = [response_ids[todo[j]] for j in batch]
-            for j, logprob in zip(batch, read_responses(logits, responses), strict=True):
-                n = len(response_ids[todo[j]])
-                results[todo[j]] = LogLikelihood(logprob=logprob, n_tokens=n)
+            done, picks = pairing.picks(batch)
+            for j, logprob in zip(done, read_targets(logits, picks), strict=True):
+                results[todo[j]] = LogLikelihood(
+                    logprob=logprob, n_tokens=len(response_ids[todo[j]])
+                )
             if on_batch is not None:
-                on_batch([todo[j] for j in batch], [results[todo[j]] for j in batch])
+                on_batch([todo[j] for j in done], [results[todo[j]] for j in done])
 
-        self.run_rows(rows, [len(response_ids[i]) for i in todo], consume)
+        self.run_rows(pairing.rows, consume, plain_width)
         return [r for r in results if r is not None]
+
+    def _encode_pairs(
+        self, pairs: Sequence[tuple[Prompt, str]]
+    ) -> tuple[list[list[int]], list[list[int]]]:
+        """Token ids of every pair's prompt and response, each distinct one encoded once."""
+        keys = [json.dumps(canonical_prompt(p), sort_keys=True) for p, _ in pairs]
+        first: dict[str, int] = {}
+        for i, key in enumerate(keys):
+            first.setdefault(key, i)
+        distinct = list(first.values())
+        try:
+            encoded = dict(
+                zip(distinct, self.encode_prompts([pairs[i][0] for i in distinct]), strict=True)
+            )
+        except ModelError:
+            self.encode_prompts([p for p, _ in pairs])  # the same error, naming the pair
+            raise
+        prompt_ids = [encoded[first[key]] for key in keys]
+        texts: dict[str, list[int]] = {}
+        response_ids = []
+        for _, response in pairs:
+            text = str(response)
+            if text not in texts:
+                texts[text] = self._encode_text(text)
+            response_ids.append(texts[text])
+        return prompt_ids, response_ids

@@ -2,7 +2,9 @@
 continuation is scored on top of it.
 
 What is shared is planned in ``prefix_trie.py``: a compressed token trie of the call's rows,
-with the nodes that save at least ``min_gain`` token positions kept as cache points.
+with the nodes that save at least ``min_gain`` token positions kept as cache points. A row is
+a plain token sequence or a continuation tree (a prompt with all its responses packed, see
+``continuations.py``); only the causal part before a row's first read is ever shared.
 
 How it runs
 -----------
@@ -12,8 +14,21 @@ on top of the cached keys and values of their prefixes; the child cache points a
 same way and their spans run to extend the cache, which is then walked in turn. A batch may mix
 rows under different prefixes: the prefixes' caches are stacked, left padded inside (mask zero),
 and each row's position ids continue from its own prefix's length, so every row sees exactly
-the positions and keys it would see alone. The cached keys are never written to: each layer
-returns ``past[row's prefix] ++ new`` for the current forward only (``_SharedLayer``).
+the positions and keys it would see alone. How one forward is built (masks, the read-only
+cache, attention over grouped heads, logits at the read positions only): ``prefix_forward.py``.
+
+Where the time goes (the profile behind the defaults)
+------------------------------------------------------
+On the reference 2-core CPU (SmolLM2-135M, fp32, batch 16) the cost of a forward is its token
+positions plus a fixed part of roughly a hundred positions' worth (the weights are read and
+every layer's kernels launched whatever the batch holds). Cloze scoring of 200 MMLU items used
+to cache every prompt and run its four options as separate suffix rows: 152 forwards for 200
+questions (27 for letter scoring), the suffix forwards holding 28% of the positions but half
+the time, split small by the padding cap on suffixes of 1 to 30 tokens and by cache points of a
+few shared words. Now each prompt's responses are packed into one row, so a cloze question is
+one row like a letter question; a cache point must save ``min_gain`` = 128 positions, which
+keeps the chat preamble, few-shot exemplars and the question stem shared by an item's
+variants, and drops the ones that would cost more forwards than they save.
 
 Memory
 ------
@@ -21,8 +36,9 @@ Sharing trades compute for memory held between forwards: a cache point's keys an
 alive while the rows below it run, ``2 * layers * kv_heads * head_dim`` values per token and
 prefix (45 KiB a token for SmolLM2-135M in fp32), while a forward over a suffix needs less
 activation memory than over the full row. The budget is the estimated peak of the largest plain
-batch the call would run (``batch_size`` rows of the call's longest row, logits capped as the
-runner caps them). Every shared forward is sized so that the caches held on the current path
+batch the call would run: ``batch_size`` rows of the call's longest unpacked row, with logits at
+the cap that bounds every batch's logits (``max_logits_bytes``, twice: the logits and their
+normalisation). Every shared forward is sized so that the caches held on the current path
 plus its own estimated peak stay within that budget; a cache point that does not fit even
 alone is not cached and its rows run as plain suffixes of the point above. The estimate
 (:meth:`PrefixScorer.step_bytes`) counts one layer's activations, the concatenated keys and
@@ -32,20 +48,21 @@ measurement.
 Numerics
 --------
 The same positions, keys and masks as the unshared forward; only the order of floating-point
-reductions differs (a cached prefix is computed in a different batch shape), which moves fp32
-log-likelihoods by about 1e-6 (tests require 1e-4 and identical picks).
+reductions differs (a cached prefix is computed in a different batch shape, a packed row in a
+wider one), which moves fp32 log-likelihoods by about 1e-5 at most (tests require 1e-4 and
+identical picks).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from robustness.runners.batching import left_pad
+from robustness.runners.continuations import Row
+from robustness.runners.prefix_forward import Past, gqa_attention, run_forward, supports_sharing
 from robustness.runners.prefix_trie import (
     PrefixNode,
     all_rows,
@@ -54,67 +71,16 @@ from robustness.runners.prefix_trie import (
     shared_tokens,
 )
 
-__all__ = ["PrefixScorer"]
+__all__ = ["MIN_GAIN", "PrefixScorer"]
 
-#: ``consume(rows, logits, seconds)``: logits of the last positions of each row (float32,
-#: ``[len(rows), keep, vocab]``, right aligned) and the wall time spent since the last call.
+#: ``consume(rows, logits, seconds)``: the logits of the last ``rows[r].keep`` positions of
+#: each row, flattened in row order (float32, ``[sum of keeps, vocab]``), and the wall time
+#: spent since the last call.
 Consume = Callable[[list[int], torch.Tensor, float], None]
 #: ``batches(lengths, batch_size)``: the runner's length-sorted batching.
 Batcher = Callable[[Sequence[int], int | None], list[list[int]]]
-
-
-@dataclass
-class _Past:
-    """Cached keys and values of ``U`` prefixes, stacked and left padded: per layer
-    ``[U, kv_heads, T, head_dim]``, with the mask ``[U, T]`` and each prefix's real length."""
-
-    keys: list[torch.Tensor]
-    values: list[torch.Tensor]
-    mask: torch.Tensor
-    length: torch.Tensor
-
-    @property
-    def width(self) -> int:
-        return int(self.mask.shape[1])
-
-
-def _cache_layer_class() -> Any:
-    from transformers.cache_utils import DynamicLayer
-
-    class _SharedLayer(DynamicLayer):  # type: ignore[misc, valid-type, unused-ignore]
-        """A read-only cache layer: ``update`` returns ``past[index] ++ new`` and keeps it only
-        when ``capture`` is set (to extend the cache for a child cache point)."""
-
-        def __init__(self, keys: torch.Tensor, values: torch.Tensor, index: Any, capture: bool):
-            super().__init__()
-            self.keys, self.values = keys, values
-            self.past_keys: torch.Tensor = keys
-            self.past_values: torch.Tensor = values
-            self.is_initialized = True
-            self.index = index
-            self.capture = capture
-            self.captured: tuple[torch.Tensor, torch.Tensor] | None = None
-
-        def _select(self, past: torch.Tensor, rows: int) -> torch.Tensor:
-            if self.index is None:
-                return past.expand(rows, -1, -1, -1)
-            return past.index_select(0, self.index)
-
-        def update(self, key_states: Any, value_states: Any, *args: Any, **kwargs: Any) -> Any:
-            rows = key_states.shape[0]
-            keys = torch.cat([self._select(self.past_keys, rows), key_states], dim=-2)
-            values = torch.cat([self._select(self.past_values, rows), value_states], dim=-2)
-            if self.capture:
-                self.captured = (keys, values)
-            return keys, values
-
-        def get_seq_length(self) -> int:
-            return int(self.past_keys.shape[-2])
-
-        def get_mask_sizes(self, query_length: int) -> tuple[int, int]:
-            return int(self.past_keys.shape[-2]) + query_length, 0
-
-    return _SharedLayer
+#: Least token positions a cache point must save (see "Where the time goes").
+MIN_GAIN = 128
 
 
 class PrefixScorer:
@@ -132,6 +98,8 @@ class PrefixScorer:
         Most rows per forward.
     min_gain : int
         Least token positions a cache point must save.
+    max_logits_bytes : int
+        Most bytes of float32 logits one forward may produce.
     """
 
     def __init__(
@@ -141,7 +109,7 @@ class PrefixScorer:
         batches: Batcher,
         batch_size: int,
         *,
-        min_gain: int = 32,
+        min_gain: int = MIN_GAIN,
         max_logits_bytes: int = 1 << 29,
     ) -> None:
         self.model = model
@@ -164,22 +132,22 @@ class PrefixScorer:
         self.vocab = int(config.vocab_size)
         param = next(model.parameters())
         self.device, self.elem = param.device, param.element_size()
-        self.supported = _supports_sharing(model, config)
-        self._layer_class: Any = None
-        #: token positions computed by forwards (for benchmarks).
+        self.supported = supports_sharing(model)
+        #: token positions computed by forwards, and the number of forwards (for benchmarks).
         self.tokens_run = 0
+        self.forwards = 0
         #: the last shared run's budget and the largest estimate it admitted (for tests).
         self.budget = 0
         self.peak_estimate = 0
 
     # ------------------------------------------------------------------ memory model
-    def step_bytes(self, rows: int, width: int, past: int, keep: int) -> int:
+    def step_bytes(self, rows: int, width: int, past: int, reads: int) -> int:
         """Estimated peak bytes of one forward: ``rows`` rows of ``width`` new tokens on top of
-        ``past`` cached positions, reading ``keep`` positions of float32 logits."""
+        ``past`` cached positions, producing ``reads`` positions of float32 logits."""
         act = rows * width * (6 * self.hidden + 3 * self.inter) * self.elem
         kv = rows * (past + width) * 2 * self.kv_heads * self.head_dim * self.elem
         scores = rows * self.heads * width * (past + width) * 4
-        logits = min(2 * rows * keep * self.vocab * 4, 2 * self.max_logits_bytes)
+        logits = min(2 * reads * self.vocab * 4, 2 * self.max_logits_bytes)
         return act + kv + scores + logits
 
     def past_bytes(self, slots: int, width: int) -> int:
@@ -187,44 +155,39 @@ class PrefixScorer:
         return slots * width * self.layers * 2 * self.kv_heads * self.head_dim * self.elem
 
     # ------------------------------------------------------------------ planning
-    def plan(
-        self, seqs: Sequence[Sequence[int]], keeps: Sequence[int]
-    ) -> tuple[PrefixNode, int, int] | None:
-        """The pruned trie and (shared, plain) token counts, or None when sharing would save
-        less than a tenth of the positions (or the model cannot share)."""
-        if not self.supported or len(seqs) < 2:
+    def plan(self, rows: Sequence[Row], *, force: bool = False) -> PrefixNode | None:
+        """The pruned trie of ``rows``, or None when sharing would save less than a tenth of the
+        positions or the model cannot share. With ``force`` (packed rows, which only this
+        scorer runs) a supported model always gets a tree, with no cache point if none pays."""
+        if not self.supported or (len(rows) < 2 and not force):
             return None
-        limits = [max(0, len(s) - k) for s, k in zip(seqs, keeps, strict=True)]
+        seqs = [row.tokens for row in rows]
+        limits = [max(0, len(row) - row.keep) for row in rows]
         root = prune_tree(build_tree(seqs, limits), self.min_gain)
-        if not root.children:
+        if not force and (
+            not root.children or shared_tokens(root, seqs) > 0.9 * sum(map(len, seqs))
+        ):
             return None
-        plain = sum(len(s) for s in seqs)
-        shared = shared_tokens(root, seqs)
-        if shared > 0.9 * plain:
-            return None
-        return root, shared, plain
+        return root
 
     # ------------------------------------------------------------------ running
     def run(
-        self,
-        root: PrefixNode,
-        seqs: Sequence[Sequence[int]],
-        keeps: Sequence[int],
-        consume: Consume,
+        self, root: PrefixNode, rows: Sequence[Row], consume: Consume, plain_width: int
     ) -> None:
-        """Run every row once, sharing the cache points of ``root``; see the module docstring."""
-        longest = max(len(s) for s in seqs)
-        budget = self.step_bytes(min(self.batch_size, len(seqs)), longest, 0, max(keeps))
+        """Run every row once, sharing the cache points of ``root`` (see the module docstring);
+        ``plain_width`` is the longest row the unshared computation would run."""
+        batch = min(self.batch_size, len(rows))
+        budget = self.step_bytes(batch, plain_width, 0, 0) + 2 * self.max_logits_bytes
         self.budget, self.peak_estimate = budget, 0
         self._clock = time.perf_counter()
-        self._visit(None, [root], seqs, keeps, consume, 0, budget)
+        with torch.inference_mode(), gqa_attention(self.model):
+            self._visit(None, [root], rows, consume, 0, budget)
 
     def _visit(
         self,
-        past: _Past | None,
+        past: Past | None,
         nodes: list[PrefixNode],
-        seqs: Sequence[Sequence[int]],
-        keeps: Sequence[int],
+        rows: Sequence[Row],
         consume: Consume,
         held: int,
         budget: int,
@@ -242,48 +205,56 @@ class PrefixScorer:
                 else:
                     leaves.extend((slot, r) for r in all_rows(child))
 
-        def suffix(slot: int, row: int) -> list[int]:
-            return list(seqs[row][nodes[slot].depth :])
-
-        lengths = [len(seqs[r]) - nodes[s].depth for s, r in leaves]
+        lengths = [len(rows[r]) - nodes[s].depth for s, r in leaves]
+        reads = [rows[r].keep for _, r in leaves]
         for group in self.batches(lengths, self.batch_size):
-            for chunk in self._fit(group, lengths, width, held, budget, 0, keeps, leaves):
-                keep = max(keeps[leaves[j][1]] for j in chunk)
-                rows = [suffix(*leaves[j]) for j in chunk]
-                need = held + self.step_bytes(len(rows), max(map(len, rows)), width, keep)
+            for chunk in self._fit(group, lengths, reads, width, held, budget, False):
+                pieces = [
+                    (rows[r], nodes[s].depth, len(rows[r])) for s, r in (leaves[j] for j in chunk)
+                ]
+                keeps = [rows[leaves[j][1]].keep for j in chunk]
+                need = held + self.step_bytes(
+                    len(chunk), max(lengths[j] for j in chunk), width, sum(keeps)
+                )
                 self.peak_estimate = max(self.peak_estimate, need)
-                logits, _ = self._forward(past, [leaves[j][0] for j in chunk], rows, keep, False)
+                logits, _ = self._forward(
+                    past, [leaves[j][0] for j in chunk], pieces, max(keeps), False, keeps
+                )
                 now = time.perf_counter()
                 consume([leaves[j][1] for j in chunk], logits, now - self._clock)
                 self._clock = now
 
         spans = [c.depth - nodes[s].depth for s, c in kids]
         for group in self.batches(spans, self.batch_size):
-            for chunk in self._fit(group, spans, width, held, budget, 1, None, kids):
-                rows = [
-                    list(seqs[kids[j][1].witness][nodes[kids[j][0]].depth : kids[j][1].depth])
-                    for j in chunk
+            for chunk in self._fit(group, spans, [1] * len(kids), width, held, budget, True):
+                pieces = [
+                    (rows[c.witness], nodes[s].depth, c.depth) for s, c in (kids[j] for j in chunk)
                 ]
-                _, extended = self._forward(past, [kids[j][0] for j in chunk], rows, 1, True)
+                _, extended = self._forward(
+                    past, [kids[j][0] for j in chunk], pieces, 1, True, None
+                )
                 assert extended is not None
                 size = self.past_bytes(len(chunk), extended.width)
-                need = held + size + self.step_bytes(len(rows), max(map(len, rows)), width, 1)
+                need = (
+                    held
+                    + size
+                    + self.step_bytes(len(chunk), max(spans[j] for j in chunk), width, len(chunk))
+                )
                 self.peak_estimate = max(self.peak_estimate, need)
                 self._visit(
-                    extended, [kids[j][1] for j in chunk], seqs, keeps, consume, held + size, budget
+                    extended, [kids[j][1] for j in chunk], rows, consume, held + size, budget
                 )
                 del extended
 
     def _fit(
         self,
         group: list[int],
-        lengths: list[int],
+        lengths: Sequence[int],
+        reads: Sequence[int],
         past: int,
         held: int,
         budget: int,
-        capture: int,
-        keeps: Sequence[int] | None,
-        items: Sequence[tuple[int, Any]],
+        capture: bool,
     ) -> list[list[int]]:
         """Split a length-sorted batch so that held caches plus the forward's estimated peak
         (plus the cache it creates, for cache points) stay within ``budget`` and its float32
@@ -293,12 +264,11 @@ class PrefixScorer:
         for j in group:
             trial = [*current, j]
             width = max(lengths[t] for t in trial)
-            keep = 1 if keeps is None else max(keeps[items[t][1]] for t in trial)
-            need = held + self.step_bytes(len(trial), width, past, keep)
+            count = sum(reads[t] for t in trial)
+            need = held + self.step_bytes(len(trial), width, past, count)
             if capture:
                 need += self.past_bytes(len(trial), past + width)
-            logits = len(trial) * keep * self.vocab * 4
-            if current and (need > budget or logits > self.max_logits_bytes):
+            if current and (need > budget or count * self.vocab * 4 > self.max_logits_bytes):
                 out.append(current)
                 current = [j]
             else:
@@ -309,91 +279,16 @@ class PrefixScorer:
 
     def _forward(
         self,
-        past: _Past | None,
+        past: Past | None,
         slots: list[int],
-        rows: list[list[int]],
+        pieces: list[tuple[Row, int, int]],
         keep: int,
         capture: bool,
-    ) -> tuple[torch.Tensor, _Past | None]:
-        """One forward of left-padded ``rows`` on top of ``past[slots]``; returns the float32
-        logits of the last ``keep`` positions and, with ``capture``, the extended cache."""
-        ids, mask = left_pad(rows, self.pad_id)
-        n, width = ids.shape
-        steps = (mask.cumsum(-1) - 1).clamp(min=0)
-        self.tokens_run += n * width
-        if past is None:
-            full_mask, positions, start = mask, steps, torch.zeros(n, dtype=torch.long)
-        else:
-            index = torch.tensor(slots, dtype=torch.long)
-            start = past.length.index_select(0, index)
-            full_mask = torch.cat([past.mask.index_select(0, index), mask], dim=-1)
-            positions = steps + start[:, None]
-        # with a cache the mask is always given: attention's causal fast path assumes as many
-        # queries as keys.
-        padded = past is not None or bool((full_mask == 0).any())
-        kwargs: dict[str, Any] = {
-            "input_ids": ids.to(self.device),
-            "attention_mask": full_mask.to(self.device) if padded else None,
-            "position_ids": positions.to(self.device),
-            "logits_to_keep": keep,
-        }
-        cache = None
-        if past is not None or capture:
-            cache = self._cache(past, slots, n, capture)
-            kwargs["cache"] = cache
-            kwargs["use_cache"] = True
-        else:
-            kwargs["use_cache"] = False
-        out = self.model(**kwargs)
-        logits = out.logits[:, -keep:, :].float()
-        if not capture:
-            return logits, None
-        assert cache is not None
-        keys = [layer.captured[0] for layer in cache.layers]
-        values = [layer.captured[1] for layer in cache.layers]
-        extended = _Past(keys, values, full_mask, start + mask.sum(-1))
+        picks: list[int] | None,
+    ) -> tuple[torch.Tensor, Past | None]:
+        logits, extended, positions = run_forward(
+            self.model, self.pad_id, past, slots, pieces, keep, capture, picks
+        )
+        self.tokens_run += positions
+        self.forwards += 1
         return logits, extended
-
-    def _cache(self, past: _Past | None, slots: list[int], rows: int, capture: bool) -> Any:
-        from transformers.cache_utils import DynamicCache
-
-        if self._layer_class is None:
-            self._layer_class = _cache_layer_class()
-        cache = DynamicCache()
-        layers = []
-        for layer in range(self.layers):
-            if past is None:
-                shape = (1, self.kv_heads, 0, self.head_dim)
-                param = next(self.model.parameters())
-                keys = torch.zeros(shape, dtype=param.dtype, device=self.device)
-                values = keys
-                index = None
-            else:
-                keys, values = past.keys[layer], past.values[layer]
-                single = keys.shape[0] == 1
-                index = None if single else torch.tensor(slots, device=self.device)
-            layers.append(self._layer_class(keys, values, index, capture))
-        cache.layers = layers
-        return cache
-
-
-def _supports_sharing(model: Any, config: Any) -> bool:
-    """Whether the shared cache is exact for this model: every layer full attention (no sliding
-    window, no linear attention) and a forward that takes a ``cache``."""
-    import inspect
-
-    try:
-        from transformers.cache_utils import DynamicCache, DynamicLayer
-    except ImportError:  # pragma: no cover - transformers without cache layers
-        return False
-    if "cache" not in inspect.signature(model.forward).parameters:
-        return False
-    if getattr(config, "sliding_window", None) and getattr(config, "use_sliding_window", True):
-        layer_types = getattr(config, "layer_types", None)
-        if not layer_types or any(t != "full_attention" for t in layer_types):
-            return False
-    try:
-        layers = DynamicCache(config=config).layers
-    except Exception:  # any model the cache cannot describe is simply not shared
-        return False
-    return all(type(layer) is DynamicLayer for layer in layers)

@@ -1,7 +1,7 @@
 """Reading the numbers each call returns out of a batch's logits (transformers backend).
 
-Logits arrive float32 as ``[rows, keep, vocab]``, right aligned: a row whose reads need ``k``
-final positions finds them in the last ``k`` columns.
+Logits arrive float32 and flattened: for each row of a batch, in order, the logits of its last
+``keep`` positions (``[sum of the rows' keeps, vocab]``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import torch
 
 from robustness.runners.label_trie import LabelPlan
 
-__all__ = ["read_label_passes", "read_responses"]
+__all__ = ["read_label_passes", "read_targets"]
 
 #: ``(prompt, node, token)`` -> log P(token | prompt + node)
 Reads = dict[tuple[int, tuple[int, ...], int], float]
@@ -27,7 +27,7 @@ def read_label_passes(
     Parameters
     ----------
     logits : torch.Tensor
-        ``[len(passes), keep, vocab]`` float32 logits.
+        Flattened float32 logits: row ``r`` holds ``len(plan.passes[p]) + 1`` positions.
     passes : sequence of (prompt, plan, pass)
         What each row is: pass ``pass`` of ``plan`` for prompt ``prompt``.
 
@@ -37,57 +37,55 @@ def read_label_passes(
         The reads, and for every prompt whose plain pass (pass 0) is among the rows the largest
         next-token probability and its token (``(p, token)``, ProSA's confidence).
     """
-    keep = logits.shape[1]
     logprobs = torch.log_softmax(logits, dim=-1)
-    rows, cols, toks, keys, roots = [], [], [], [], []
-    for r, (i, plan, p) in enumerate(passes):
-        end = keep - (len(plan.passes[p]) + 1)
+    at, toks, keys, roots = [], [], [], []
+    start = 0
+    for i, plan, p in passes:
         for depth, node, tokens in plan.reads[p]:
             for tok in tokens:
-                rows.append(r)
-                cols.append(end + depth)
+                at.append(start + depth)
                 toks.append(tok)
                 keys.append((i, node, tok))
             if depth == 0 and p == 0:
-                roots.append((r, end, i))
-    values = logprobs[rows, cols, toks].tolist() if rows else []
+                roots.append((start, i))
+        start += len(plan.passes[p]) + 1
+    values = logprobs[at, toks].tolist() if at else []
     reads = dict(zip(keys, values, strict=True))
     tops: dict[int, tuple[float, int]] = {}
     if roots:
-        root = logprobs[[r for r, _, _ in roots], [c for _, c, _ in roots]]
-        best_lp, best_tok = root.max(dim=-1)
-        for (_, _, i), lp, tok in zip(roots, best_lp.tolist(), best_tok.tolist(), strict=True):
+        best_lp, best_tok = logprobs[[r for r, _ in roots]].max(dim=-1)
+        for (_, i), lp, tok in zip(roots, best_lp.tolist(), best_tok.tolist(), strict=True):
             tops[i] = (math.exp(lp), int(tok))
     return reads, tops
 
 
-def read_responses(logits: torch.Tensor, responses: Sequence[Sequence[int]]) -> list[float]:
-    """Sum of log P(response token | everything before it) for each row.
+def read_targets(logits: torch.Tensor, picks: Sequence[Sequence[tuple[int, int]]]) -> list[float]:
+    """Sum of the log-probabilities each entry picks out of flattened logits.
 
     Parameters
     ----------
     logits : torch.Tensor
-        ``[len(responses), keep, vocab]`` float32 logits of rows ``prompt + response[:-1]``.
-    responses : sequence of token-id sequences
-        Each row's response tokens (at most ``keep`` of them).
+        ``[positions, vocab]`` float32 logits.
+    picks : sequence of sequences of (position, token)
+        For each result, the positions and the token read at each.
 
     Returns
     -------
     list of float
-        ``sum_k log softmax(logits)[row, keep - n + k, response[k]]``, summed with ``math.fsum``
-        in float64.
+        ``sum log softmax(logits)[position, token]`` per entry, summed with ``math.fsum`` in
+        float64 (0.0 for an empty entry).
     """
-    keep = logits.shape[1]
-    norm = torch.logsumexp(logits, dim=-1)
-    rows, cols, toks = [], [], []
-    for r, response in enumerate(responses):
-        for k, tok in enumerate(response):
-            rows.append(r)
-            cols.append(keep - len(response) + k)
-            toks.append(tok)
-    picked = (logits[rows, cols, toks] - norm[rows, cols]).double().tolist()
+    used = sorted({p for entry in picks for p, _ in entry})
+    if not used:
+        return [0.0 for _ in picks]
+    row = {p: k for k, p in enumerate(used)}
+    chosen = logits if len(used) == logits.shape[0] else logits[used]
+    norm = torch.logsumexp(chosen, dim=-1)
+    rows = [row[p] for entry in picks for p, _ in entry]
+    toks = [t for entry in picks for _, t in entry]
+    picked = (chosen[rows, toks] - norm[rows]).double().tolist()
     out, offset = [], 0
-    for response in responses:
-        out.append(math.fsum(picked[offset : offset + len(response)]))
-        offset += len(response)
+    for entry in picks:
+        out.append(math.fsum(picked[offset : offset + len(entry)]))
+        offset += len(entry)
     return out
