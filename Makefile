@@ -11,7 +11,7 @@ export OPENBLAS_NUM_THREADS ?= 1
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: test test-fast typecheck demo setup sysdeps lint bench clean
+.PHONY: test test-fast typecheck demo setup sysdeps lint bench lmeval-env clean
 
 setup: $(STAMP)
 
@@ -64,8 +64,26 @@ typecheck: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/robustness demo
 
+# lm-evaluation-harness in its own environment, for side-by-side comparisons (bench/lmeval.py) and
+# the lm-eval importer's checks: torch pinned first (the CPU wheel on disk), then one exact lm-eval
+# with its hf extra, on the transformers version .venv has when there is one (same numerics).
+LMEVAL_VENV := .venv-lmeval
+LMEVAL_VERSION := 0.4.13
+LMEVAL_STAMP := $(LMEVAL_VENV)/.installed-$(LMEVAL_VERSION)
+
+lmeval-env: $(LMEVAL_STAMP)
+
+$(LMEVAL_STAMP):
+	test -x $(LMEVAL_VENV)/bin/python || $(PYTHON) -m venv $(LMEVAL_VENV)
+	$(LMEVAL_VENV)/bin/python -m pip install -q --upgrade pip
+	$(LMEVAL_VENV)/bin/python -m pip install -q torch==2.13.0
+	same=$$($(BIN)/python -c 'import transformers; print(transformers.__version__)' 2>/dev/null); \
+	$(LMEVAL_VENV)/bin/python -m pip install -q "lm-eval[hf]==$(LMEVAL_VERSION)" \
+	  $${same:+transformers==$$same}
+	touch $(LMEVAL_STAMP)
+
 bench: $(STAMP)
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .hypothesis
+	rm -rf $(VENV) $(LMEVAL_VENV) .pytest_cache .ruff_cache .mypy_cache .hypothesis

@@ -5,9 +5,9 @@ Run: ``.venv/bin/python bench/prefix.py [--only cloze,fewshot,posix,noise] [--ro
 
 - ``cloze``: option-text scoring (the cloze mode: every option as a continuation of the plain
   text prompt) of the first ``--n-cloze`` MMLU items. Also printed against the throughput of
-  lm-evaluation-harness on the same items: measured here when ``lm_eval`` is installed, else
-  the figure issue 14 reports (3.9 questions/s, SmolLM2-135M, fp32, batch 16, 2 cores), which
-  was not measured in this run (target: >= 2x).
+  lm-evaluation-harness on the same items: ``bench/lmeval.py`` measures it side by side in its
+  own environment; here, the figure issue 14 reports (3.9 questions/s, SmolLM2-135M, fp32,
+  batch 16, 2 cores), which was not measured in this run (target: >= 2x).
 - ``fewshot``: choice mode (label probabilities) on chat prompts with 3 solved exemplars per
   dataset, MMLU and ARC-Challenge items interleaved (target: >= 1.5x the unshared runner).
 - ``posix``: the POSIX matrix (every response scored under every prompt) of ``--n-posix``
@@ -144,7 +144,7 @@ def bench_cloze(on: Any, off: Any, n: int, rounds: int) -> None:
             f"side by side in issue 14) = {projected:.2f}x lm-eval (target >= 2x)"
         )
     else:
-        print("  lm_eval is installed: run `lm_eval` on the same items to compare (not automated).")
+        print("  lm_eval is importable here; bench/lmeval.py runs it side by side (own env).")
 
 
 def fewshot_prompts(n: int) -> tuple[list[Any], list[list[str]]]:

@@ -302,3 +302,45 @@ def test_logits_budget_splits_batches_not_numbers(variants: list[Any], sharing: 
     assert seen and all(rows == 1 or size <= runner.max_logits_bytes for rows, size in seen)
     assert max(rows for rows, _ in seen) > 1
     assert len(seen) > 1
+
+
+@pytest.mark.slow
+def test_smollm2_cloze_and_posix_equal_unshared_on_every_family(variants: list[Any]) -> None:
+    """SmolLM2 in fp32: cloze log-likelihoods within 1e-4 of the unshared computation and the
+    same length-normalised pick, for every family on one item of each shared dataset (3-shot
+    chat prompts for objective items), and a POSIX matrix of each item's prompts."""
+    from robustness.runners import make_runner
+
+    runner = make_runner("hf", "embedded", batch_size=8)
+    assert isinstance(runner, HFRunner) and runner.prefix_sharing == "auto"
+    plain = twin(runner)
+    first: dict[str, str] = {}  # dataset -> its first item
+    for v in variants:
+        first.setdefault(v.item.dataset, v.item_id)
+    chosen = [v for v in variants if v.item_id in set(first.values())]
+    assert len({v.category for v in chosen}) == 9
+    pairs, owner = [], []
+    for i, v in enumerate(chosen):
+        for option in v.spec.options:
+            pairs.append((prompt_for(v, True), option))
+            owner.append(i)
+    shared, alone = runner.loglikelihood(pairs), plain.loglikelihood(pairs)
+    assert [a.n_tokens for a in shared] == [b.n_tokens for b in alone]
+    np.testing.assert_allclose(
+        [a.logprob for a in shared], [b.logprob for b in alone], atol=TOL, rtol=0
+    )
+    for i in range(len(chosen)):
+        mine = [j for j, o in enumerate(owner) if o == i]
+        score = [shared[j].logprob / shared[j].n_tokens for j in mine]
+        ref = [alone[j].logprob / alone[j].n_tokens for j in mine]
+        assert int(np.argmax(score)) == int(np.argmax(ref))
+    item = chosen[0].item_id
+    prompts = [prompt_for(v, True) for v in chosen if v.item_id == item]
+    responses = ["B", "The answer is C.", "I would pick A because it is right."]
+    posix = [(p, r) for p in prompts for r in responses]
+    np.testing.assert_allclose(
+        [a.logprob for a in runner.loglikelihood(posix)],
+        [b.logprob for b in plain.loglikelihood(posix)],
+        atol=TOL,
+        rtol=0,
+    )

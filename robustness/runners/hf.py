@@ -10,11 +10,13 @@ decoding is greedy.
 
 Shared prefixes
 ---------------
-Rows that start alike are not run from the start each time: the options of a cloze prompt, the
-extra passes of a label set, every response POSIX scores under one prompt, few-shot exemplars and
-a chat template's preamble are computed once as a key/value cache and the rest of every row runs
-on top of it (``prefix.py`` says how, what it costs in memory and when it pays;
-``prefix_sharing="off"`` turns it off). Generation runs in length-sorted batches as well.
+Rows that start alike are not run from the start each time: the extra passes of a label set,
+few-shot exemplars, a chat template's preamble and the question stem an item's variants share
+are computed once as a key/value cache and the rest of every row runs on top of it
+(``prefix.py`` says how, what it costs in memory and when it pays). ``loglikelihood`` packs every
+response scored under one prompt (the options of a cloze question, a POSIX row) into one row with
+the prompt, a tree that attends along each response's own path (``continuations.py``).
+``prefix_sharing="off"`` turns both off. Generation runs in length-sorted batches as well.
 
 Elsewhere
 ---------
