@@ -116,7 +116,7 @@ def max_diff(a: Sequence[Any], b: Sequence[Any]) -> float:
 
 
 def bench_letter(new: Worker, old: Worker | None, rounds: int, n: int) -> None:
-    from robustness.prompts import default_spec
+    from robustness.core.prompts import default_spec
 
     specs = [default_spec(item) for item in load("mmlu")[:n]]
     work = []
@@ -156,7 +156,7 @@ def bench_letter(new: Worker, old: Worker | None, rounds: int, n: int) -> None:
 
 
 def bench_fewshot(new: Worker, rounds: int, n: int) -> None:
-    from robustness.prompts import Exemplar, default_spec
+    from robustness.core.prompts import Exemplar, default_spec
 
     zero, three = [], []
     for name in ("mmlu", "arc_challenge"):
@@ -193,9 +193,9 @@ def bench_posix(new: Worker, old: Worker, rounds: int, n: int) -> None:
 
     import robustness as rb
     from analyses.posix import posix
-    from perturbations.base import FAMILY_ORDER
     from robustness.answers import prompt_for
-    from robustness.loaders import demo_items, per_dataset
+    from robustness.core.items import demo_items, per_dataset
+    from robustness.core.names import FAMILY_ORDER
 
     items = per_dataset(demo_items(), max(1, n // 4))[:n]
     variants = rb.perturb(items, families=list(FAMILY_ORDER), n=2, seed=0)

@@ -53,7 +53,7 @@ def main() -> int:
     if not (DATA / "mmlu.jsonl").is_file():
         print(f"bench/lmeval.py: skipped, shared data not found in {DATA}")
         return 0
-    from robustness.prompts import default_spec
+    from robustness.core.prompts import default_spec
 
     python = ensure_lmeval()
     model = str(embedded_folder())
