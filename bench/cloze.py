@@ -70,6 +70,9 @@ def side_by_side(
                     tokens[name] += positions
                     forwards[name] += count
                     outputs[name].extend(results)
+            line = "  ".join(f"{n} {chunk_times[n][-1]:.1f}s" for n in names)
+            print(f"   round {round_ + 1} chunk {c + 1}: {line}  load {fmt_load(os.getloadavg())}")
+            sys.stdout.flush()
     print(f"\n== {title}")
     print(f"   load average before {fmt_load(load_before)}, after {fmt_load(os.getloadavg())}")
     return {
