@@ -15,7 +15,9 @@ Run: ``.venv/bin/python bench/cloze.py [--only letter,fewshot,posix] [--rounds 2
 
 Each section cuts its work into chunks; within a chunk the paths run one after another in an
 order that rotates from chunk to chunk and round to round, so load from other processes falls
-on all alike. Printed per path: the seconds of every round, the rate of the median round, the
+on all alike. Printed per path: the seconds of every round, the rate of the median round (wall
+clock, and per CPU second of the worker: on a machine shared with other jobs the wall clock
+mostly measures waiting for a core), the
 token positions the forwards computed and the number of forwards; per section the ratio of the
 median rounds and the median of the per-chunk ratios, the largest difference of the numbers
 between paths, and the machine's load average before and after. Nothing is asserted.
@@ -53,6 +55,7 @@ def side_by_side(
     """Run every chunk of ``work`` (path name -> payload) on every path, rotating the order."""
     names = list(paths)
     times = {n: [0.0] * rounds for n in names}
+    cpu = {n: [0.0] * rounds for n in names}
     chunk_times: dict[str, list[float]] = {n: [] for n in names}
     tokens = dict.fromkeys(names, 0)
     forwards = dict.fromkeys(names, 0)
@@ -63,20 +66,23 @@ def side_by_side(
             shift = (c + round_) % len(names)
             for name in names[shift:] + names[:shift]:
                 worker, kind = paths[name]
-                seconds, results, positions, count = worker.call(kind, chunk[name])
+                seconds, results, positions, count, used = worker.call(kind, chunk[name])
                 times[name][round_] += seconds
+                cpu[name][round_] += used
                 chunk_times[name].append(seconds)
                 if round_ == 0:
                     tokens[name] += positions
                     forwards[name] += count
                     outputs[name].extend(results)
             line = "  ".join(f"{n} {chunk_times[n][-1]:.1f}s" for n in names)
+            line += "  cpu " + " ".join(f"{cpu[n][round_]:.1f}" for n in names)
             print(f"   round {round_ + 1} chunk {c + 1}: {line}  load {fmt_load(os.getloadavg())}")
             sys.stdout.flush()
     print(f"\n== {title}")
     print(f"   load average before {fmt_load(load_before)}, after {fmt_load(os.getloadavg())}")
     return {
         "times": times,
+        "cpu": cpu,
         "chunks": chunk_times,
         "tokens": tokens,
         "forwards": forwards,
@@ -100,6 +106,8 @@ def report(result: dict[str, Any], units: int, unit: str) -> dict[str, float]:
             f"rounds {rounds})   positions {result['tokens'][name]:>7}   forwards "
             f"{result['forwards'][name]:>4}"
         )
+        used = statistics.median(result["cpu"][name])
+        print(f"   {'':<22}{units / used:>7.2f} {unit}/CPU-s (median round {used:6.1f} CPU-s)")
     return rates
 
 
@@ -108,9 +116,11 @@ def ratio(result: dict[str, Any], rates: dict[str, float], top: str, bottom: str
     per_chunk = [
         b / a for a, b in zip(result["chunks"][top], result["chunks"][bottom], strict=True)
     ]
+    cpu = statistics.median(result["cpu"][bottom]) / statistics.median(result["cpu"][top])
     return (
-        f"{rates[top] / rates[bottom]:.2f}x (median round), "
-        f"{statistics.median(per_chunk):.2f}x (median of {len(per_chunk)} chunk ratios)"
+        f"{rates[top] / rates[bottom]:.2f}x (median round, wall), "
+        f"{statistics.median(per_chunk):.2f}x (median of {len(per_chunk)} chunk ratios, wall), "
+        f"{cpu:.2f}x (median round, CPU seconds)"
     )
 
 
@@ -207,7 +217,7 @@ def bench_posix(new: Worker, old: Worker, rounds: int, n: int) -> None:
         groups.setdefault(v.item_id, []).append(prompt_for(v, True))
     work = []
     for prompts in groups.values():
-        _, generated, _, _ = new.call("generate", (prompts, 12))
+        generated = new.call("generate", (prompts, 12))[1]
         responses = [text or "A" for text in generated]
         pairs = [(p, r) for p in prompts for r in responses]
         work.append({"posix (this)": pairs, "posix (main)": pairs})

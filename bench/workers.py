@@ -10,7 +10,9 @@ timed inside the worker (so start-up and the pipe are never counted). Kinds:
 
 Requests are ``("loglikelihood", pairs)``, ``("score_options", (prompts, labels))`` and
 ``("generate", (prompts, max_new_tokens))`` (robustness only); each
-answer is ``(seconds, results, token positions run, forwards)`` with results as plain tuples.
+answer is ``(seconds, results, token positions run, forwards, CPU seconds)`` with results as
+plain tuples; the CPU seconds (the worker process's, all threads) measure the work on a machine
+whose other jobs stretch the wall clock.
 The parent side is :class:`Worker`. Run as ``python bench/workers.py --kind ... --root ...``.
 """
 
@@ -63,7 +65,7 @@ class Worker:
         assert self.proc.stdout is not None
         return _recv(self.proc.stdout)  # type: ignore[arg-type]
 
-    def call(self, kind: str, payload: Any) -> tuple[float, list[Any], int, int]:
+    def call(self, kind: str, payload: Any) -> tuple[float, list[Any], int, int, float]:
         assert self.proc.stdin is not None
         _send(self.proc.stdin, (kind, payload))  # type: ignore[arg-type]
         answer = self._read()
@@ -172,9 +174,10 @@ def main() -> int:
         except EOFError:
             return 0
         try:
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             results, tokens, forwards = serve(kind, payload)
-            _send(out, (time.perf_counter() - started, results, tokens, forwards))
+            wall = time.perf_counter() - started
+            _send(out, (wall, results, tokens, forwards, time.process_time() - cpu))
         except Exception as exc:  # handed to the parent, which raises it
             _send(out, RuntimeError(f"{type(exc).__name__}: {exc}"))
 
