@@ -39,10 +39,22 @@ if TYPE_CHECKING:  # the public names, each once: read by lazy_exports, seen by 
         type_table,
     )
     from analyses.concordance import kendall_w
-    from analyses.contrasts import contrast_rows, contrasts_by_model
-    from analyses.gee import DEFAULT_FORMULA, GEEResult, gee
-    from analyses.marginal import marginal_means, type_contrasts
-    from analyses.models import DATASET_FORMULA, TYPE_FORMULA, ModelFit, fit_models
+    from analyses.gee import (
+        DATASET_FORMULA,
+        DEFAULT_FORMULA,
+        TYPE_FORMULA,
+        GEEResult,
+        ModelFit,
+        contrast_rows,
+        contrasts_by_model,
+        find_separation,
+        fit_models,
+        gee,
+        marginal_means,
+        type_contrasts,
+        wald_type2,
+        wald_type3,
+    )
     from analyses.paired import mcnemar
     from analyses.pipeline import AnalysisResult, analyze, analyze_path
     from analyses.posix import PosixResult, posix, posix_from_runner, posix_table
@@ -50,7 +62,6 @@ if TYPE_CHECKING:  # the public names, each once: read by lazy_exports, seen by 
     from analyses.power_model import Design, Effects, assumed_effects, effects_from_pilot
     from analyses.pss import pss, pss_items, summarize_pss
     from analyses.ranking import model_ranks, ranking_tables, spread_resolution
-    from analyses.separation import find_separation
     from analyses.spread import format_accuracy, format_spread
     from analyses.summaries import (
         confidence_sensitivity,
@@ -60,7 +71,6 @@ if TYPE_CHECKING:  # the public names, each once: read by lazy_exports, seen by 
     )
     from analyses.synthetic import synthetic_table
     from analyses.thompson import ThompsonResult, thompson_search
-    from analyses.wald import wald_type2, wald_type3
 
 
 lazy_exports(__name__)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from analyses.models import ModelFit
+from analyses.gee import ModelFit
 
 if TYPE_CHECKING:
     from analyses.pipeline import AnalysisResult

@@ -57,9 +57,15 @@ from analyses._counts import prompt_sets
 from analyses._data import REFERENCE, k_columns, load
 from analyses.agreement import flips
 from analyses.comparison import common_families, invalid_gaps, invalid_rates, shared_families
-from analyses.contrasts import contrast_rows, contrasts_by_model
-from analyses.gee import GEEResult, formula_columns
-from analyses.models import DATASET_FORMULA, TYPE_FORMULA, fit_models
+from analyses.gee import (
+    DATASET_FORMULA,
+    TYPE_FORMULA,
+    GEEResult,
+    contrast_rows,
+    contrasts_by_model,
+    fit_models,
+    formula_columns,
+)
 from analyses.outputs import write_summary, write_tables
 from analyses.pss import _pss_items, summarize_pss
 from analyses.sections import (
@@ -141,7 +147,7 @@ def analyze(
     out_dir
         Output folder; ``tables/`` and ``summary.json`` are written inside it.
     formula
-        The type model's GEE formula (default :data:`analyses.models.TYPE_FORMULA`);
+        The type model's GEE formula (default :data:`analyses.gee.TYPE_FORMULA`);
         the dataset model (Kamal et al. Table 3) is fitted beside it whatever this is.
     cluster
         ``'item'`` or ``'model_item'``.

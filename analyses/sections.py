@@ -21,8 +21,8 @@ from analyses.agreement import items_frame
 from analyses.bootstrap import bootstrap_items
 from analyses.cochran import _cochran_q
 from analyses.comparison import invalid_as_disagreement, type_table
-from analyses.contrasts import CONTRAST_COLUMNS, contrast_rows
 from analyses.gee import gee_loaded
+from analyses.gee.family_contrasts import CONTRAST_COLUMNS, contrast_rows
 from analyses.paired import _mcnemar
 from analyses.summaries import dataset_means
 from robustness.core.errors import RobustnessError

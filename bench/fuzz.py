@@ -16,7 +16,7 @@ study
 table
     ``robustness.core.table.validate`` on a mutated long table;
 formula
-    ``analyses.formula.parse_formula`` on a mutated formula;
+    ``analyses.gee.formula.parse_formula`` on a mutated formula;
 answer
     ``robustness.core.answer_parser.parse_answer`` on a hostile raw output and label set;
 analysis (only when named in ``--targets``: about a second an input)
@@ -68,7 +68,7 @@ from helpers.hostile_tables import (  # noqa: E402
 )
 from helpers.tables import one_item_table  # noqa: E402
 
-from analyses.formula import FormulaError, parse_formula  # noqa: E402
+from analyses.gee.formula import FormulaError, parse_formula  # noqa: E402
 from robustness.core.errors import RobustnessError  # noqa: E402
 
 HANG_SECONDS = 20.0

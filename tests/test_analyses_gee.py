@@ -11,10 +11,10 @@ import pytest
 from scipy.special import expit
 
 from analyses import agreement_rows, gee
-from analyses.design import build_design, independent_columns
-from analyses.formula import FormulaError, parse_formula
+from analyses.gee.design import build_design, independent_columns
+from analyses.gee.formula import FormulaError, parse_formula
+from analyses.gee.wald import wald_type2, wald_type3
 from analyses.synthetic import synthetic_table
-from analyses.wald import wald_type2, wald_type3
 from robustness.core.table import TableError
 
 

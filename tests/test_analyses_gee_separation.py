@@ -15,9 +15,9 @@ from scipy.special import expit
 
 from analyses import agreement_rows, gee
 from analyses._data import codes, load
-from analyses.formula import parse_formula
-from analyses.gee_rows import fitted_rows
-from analyses.gee_steps import build_model_design
+from analyses.gee.design import build_model_design
+from analyses.gee.formula import parse_formula
+from analyses.gee.long_table import fitted_rows
 from analyses.synthetic import synthetic_table
 
 

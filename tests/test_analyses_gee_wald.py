@@ -17,12 +17,11 @@ import pytest
 
 from analyses import gee
 from analyses._data import codes, load
-from analyses.design import build_design, independent_columns
-from analyses.formula import Formula, parse_formula
-from analyses.gee_rows import fitted_rows
-from analyses.gee_steps import build_model_design
+from analyses.gee.design import build_design, build_model_design, independent_columns
+from analyses.gee.formula import Formula, parse_formula
+from analyses.gee.long_table import fitted_rows
+from analyses.gee.wald import _pinv_psd, type2_hypothesis, wald_test
 from analyses.synthetic import synthetic_table
-from analyses.wald import _pinv_psd, type2_hypothesis, wald_test
 
 GONE = ["option_order", "label_substitution", "framing"]
 
@@ -137,7 +136,7 @@ def test_type2_difference_construction_holds_when_v_is_positive_definite():
 
 
 def test_an_untestable_term_is_withheld_with_a_note():
-    from analyses.wald import wald_type3
+    from analyses.gee.wald import wald_type3
 
     beta = np.array([1.0, 0.5, 2.0])
     cov = np.diag([0.1, 0.0, 0.2])  # the 'a' column has zero variance

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from analyses.formula import MAX_TERMS, FormulaError, parse_formula
+from analyses.gee.formula import MAX_TERMS, FormulaError, parse_formula
 
 
 @pytest.mark.parametrize(

@@ -124,7 +124,7 @@ def test_every_module_is_read():
     assert {
         "robustness.core.names",
         "robustness.core.seeding",
-        "analyses.wald",
+        "analyses.gee.wald",
         "perturbations.base",
     } <= set(MODULES)
     assert layer("robustness.runners.hf") == "robustness.runners"
@@ -139,8 +139,8 @@ def test_the_reader_sees_deferred_relative_and_submodule_imports(tmp_path):
         "def f():\n    from robustness import runners\n    import perturbations.base\n"
         "from . import wald\n"
     )
-    found = project_imports("analyses.x", source)
-    assert found == {"robustness.runners", "perturbations.base", "analyses.wald"}
+    found = project_imports("analyses.gee.x", source)
+    assert found == {"robustness.runners", "perturbations.base", "analyses.gee.wald"}
 
 
 def test_import_layers():
@@ -222,13 +222,14 @@ def test_importing_analyses_changes_nothing_and_loads_no_model_code():
 def test_import_analyses_wald_loads_only_what_it_needs():
     code = (
         "import json, os, sys\nPKGS = ('robustness', 'perturbations', 'analyses')\n"
-        "before = dict(os.environ)\nimport analyses.wald\n" + _REPORT
+        "before = dict(os.environ)\nimport analyses.gee.wald\n" + _REPORT
     )
     seen = _python(code)
     # the package's lazy exports (robustness.core.lazy, with the packages above it) and wald
     assert seen["project"] == [
         "analyses",
-        "analyses.wald",
+        "analyses.gee",
+        "analyses.gee.wald",
         "robustness",
         "robustness.core",
         "robustness.core.lazy",

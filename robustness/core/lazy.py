@@ -63,9 +63,14 @@ class LazyPackage(types.ModuleType):
 
     def __setattr__(self, name: str, value: Any) -> None:
         # Importing ``pkg.sub`` binds the module ``sub`` as the package attribute ``sub``; where
-        # ``sub`` is also the public name that module defines, keep the public object.
+        # ``sub`` is also the public name that module defines, keep the public object. When
+        # ``sub`` is itself a lazy package that has not loaded that name yet, bind nothing:
+        # the name loads on first use, and importing ``pkg.sub.leaf`` loads no more than it.
         if isinstance(value, types.ModuleType) and _exports(self).get(name) == value.__name__:
-            value = getattr(value, name)
+            if name not in vars(value):
+                vars(self).pop(name, None)
+                return
+            value = vars(value)[name]
         super().__setattr__(name, value)
 
 

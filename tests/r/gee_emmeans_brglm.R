@@ -1,5 +1,5 @@
-# Reference values for analyses.marginal (emmeans on a geeglm fit) and for the
-# bias-reduced fit of analyses.gee_solver (brglm2 on the independence working model).
+# Reference values for analyses.gee.emmeans (emmeans on a geeglm fit) and for the
+# bias-reduced fit of analyses.gee.solver (brglm2 on the independence working model).
 #
 # Usage: Rscript tests/r/gee_emmeans_brglm.R JOB DATA.csv OUT.csv FORMULA
 #

@@ -30,14 +30,14 @@ import pandas as pd
 from analyses._counts import prompt_sets
 from analyses._data import REFERENCE
 from analyses.agreement import items_frame
-from analyses.gee import gee_loaded
-from analyses.marginal import CONTRAST_COLUMNS as FIT_COLUMNS
+from analyses.gee.fit import gee_loaded
+from analyses.gee.type_contrasts import CONTRAST_COLUMNS as FIT_COLUMNS
 from robustness.core.errors import RobustnessError
 
 __all__ = ["CONTRAST_COLUMNS", "contrast_rows", "contrasts_by_model"]
 
-#: The fit's contrast columns (:data:`analyses.marginal.CONTRAST_COLUMNS`), the item counts
-#: behind them, and the reason a family has no value.
+#: The fit's contrast columns (:data:`analyses.gee.type_contrasts.CONTRAST_COLUMNS`), the
+#: item counts behind them, and the reason a family has no value.
 CONTRAST_COLUMNS = [
     *FIT_COLUMNS,
     "n_items_objective",

@@ -18,12 +18,8 @@ xbar is not estimable (has a component in the null space of the full design, as
 emmeans' ``estimability`` check finds) is left out of the table, with a note in
 ``attrs['notes']``.
 
-Contrasts per category: d = m(objective) - m(subjective), the difference of the
-back-transformed means, with se from the gradient
-m_o (1 - m_o) xbar_o - m_s (1 - m_s) xbar_s; z = d / se, two-sided normal p-values,
-the interval d -+ z se, and Holm's step-down adjustment over the categories:
-``summary(pairs(regrid(emmeans(fit, ~ dataset_type | category))), by = NULL,
-adjust = "holm")``.
+The objective - subjective contrasts built on these means are in
+:mod:`analyses.gee.type_contrasts`.
 
 References
 ----------
@@ -31,8 +27,6 @@ Searle, S. R., Speed, F. M. & Milliken, G. A. (1980). Population marginal means 
 the linear model. The American Statistician 34(4), 216-221.
 Lenth, R. V. (2024). emmeans: Estimated Marginal Means, aka Least-Squares Means.
 R package; vignettes "basics" and "transformations" (regrid).
-Holm, S. (1979). A simple sequentially rejective multiple test procedure.
-Scandinavian Journal of Statistics 6(2), 65-70.
 """
 
 from __future__ import annotations
@@ -40,35 +34,45 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 from scipy.special import expit
-from statsmodels.stats.multitest import multipletests
 
-from analyses.design import build_design
-from analyses.formula import Formula, parse_formula
+from analyses.gee.design import build_design
+from analyses.gee.formula import Formula, parse_formula
 from robustness.core.errors import AnalysisError
 
-if TYPE_CHECKING:
-    from analyses.gee import GEEResult
-
-__all__ = ["CONTRAST_COLUMNS", "marginal_means", "reference_grid", "type_contrasts"]
-
-CONTRAST_COLUMNS = [
-    "category",
-    "objective",
-    "subjective",
-    "difference",
-    "se",
-    "z",
-    "p_value",
-    "p_holm",
-    "ci_low",
-    "ci_high",
+__all__ = [
+    "MeansModel",
+    "ReferenceGrid",
+    "averaged_cells",
+    "is_estimable",
+    "marginal_means",
+    "reference_grid",
 ]
+
+
+class MeansModel(Protocol):
+    """What marginal means need of a fit (:class:`analyses.gee.GEEResult` has it).
+
+    The formula and its fitted terms, the factor levels, the grid of distinct fitted
+    rows (with counts ``n`` and response sums ``y_sum``), the coefficients, their
+    covariance and the null space of the full design.  A protocol, so that this module
+    does not import the result type that calls it.
+    """
+
+    formula: str
+    terms: list[tuple[str, ...]]
+    levels: dict[str, list[object]]
+    grid: pd.DataFrame
+    params: pd.Series
+    cov: pd.DataFrame
+    null_basis: np.ndarray
+
+
 _ESTIMABLE_TOL = 1e-8
 
 
@@ -81,13 +85,13 @@ class ReferenceGrid:
     x_full: np.ndarray
 
 
-def reference_grid(fit: GEEResult) -> ReferenceGrid:
+def reference_grid(fit: MeansModel) -> ReferenceGrid:
     """Every combination of the model's factor levels, covariates at their mean.
 
     Parameters
     ----------
     fit
-        A fitted :class:`~analyses.gee.GEEResult`.
+        A fitted :class:`~analyses.gee.GEEResult` (any :class:`MeansModel`).
 
     Returns
     -------
@@ -111,7 +115,7 @@ def reference_grid(fit: GEEResult) -> ReferenceGrid:
     Two models x two types x two categories: 8 rows, as ``expand.grid`` of the levels.
 
     >>> from analyses import gee
-    >>> from analyses.marginal import reference_grid
+    >>> from analyses.gee.emmeans import reference_grid
     >>> from analyses.synthetic import synthetic_table
     >>> t = synthetic_table(models=2, n_items=6, categories=("paraphrase", "formatting"),
     ...                     n_variants=3, seed=0)
@@ -140,7 +144,7 @@ def reference_grid(fit: GEEResult) -> ReferenceGrid:
     return ReferenceGrid(rows, x, x_full)
 
 
-def _nesting(fit: GEEResult, factors: Sequence[str]) -> list[tuple[str, str]]:
+def _nesting(fit: MeansModel, factors: Sequence[str]) -> list[tuple[str, str]]:
     """Pairs (inner, outer): each level of inner occurs with one level of outer only."""
     out = []
     for inner in factors:
@@ -153,7 +157,7 @@ def _nesting(fit: GEEResult, factors: Sequence[str]) -> list[tuple[str, str]]:
     return out
 
 
-def _check_by(fit: GEEResult, by: Sequence[str]) -> list[str]:
+def _check_by(fit: MeansModel, by: Sequence[str]) -> list[str]:
     by = list(by)
     missing = [b for b in by if b not in fit.levels]
     if missing:
@@ -164,7 +168,7 @@ def _check_by(fit: GEEResult, by: Sequence[str]) -> list[str]:
     return by
 
 
-def _averaged(fit: GEEResult, by: Sequence[str]):
+def averaged_cells(fit: MeansModel, by: Sequence[str]):
     """Per cell of ``by``: key, xbar (kept and full columns), K, its grid rows; sorted."""
     grid = reference_grid(fit)
     out = []
@@ -178,7 +182,7 @@ def _averaged(fit: GEEResult, by: Sequence[str]):
     return out
 
 
-def _estimable(fit: GEEResult, x_full: np.ndarray) -> bool:
+def is_estimable(fit: MeansModel, x_full: np.ndarray) -> bool:
     if fit.null_basis.size == 0:
         return True
     scale = float(np.sum(x_full * x_full))
@@ -186,7 +190,7 @@ def _estimable(fit: GEEResult, x_full: np.ndarray) -> bool:
 
 
 def marginal_means(
-    fit: GEEResult,
+    fit: MeansModel,
     by: Sequence[str] = ("dataset_type", "category"),
     level: float = 0.95,
     scale: str = "link",
@@ -196,7 +200,7 @@ def marginal_means(
     Parameters
     ----------
     fit
-        A fitted :class:`~analyses.gee.GEEResult`.
+        A fitted :class:`~analyses.gee.GEEResult` (any :class:`MeansModel`).
     by
         Factors of the model to tabulate by; the others are averaged over.
     level
@@ -248,10 +252,10 @@ def marginal_means(
     q = stats.norm.ppf(0.5 + level / 2)
     counts = fit.grid.groupby(by, sort=False).agg(n_rows=("n", "sum"), y_sum=("y_sum", "sum"))
     out, notes = [], []
-    for key, xbar, xbar_full, k, xs, xs_full in _averaged(fit, by):
+    for key, xbar, xbar_full, k, xs, xs_full in averaged_cells(fit, by):
         label = ", ".join(f"{b}={val}" for b, val in zip(by, key, strict=True))
         rows = [xbar_full] if scale == "link" else list(xs_full)
-        if not all(_estimable(fit, r) for r in rows):
+        if not all(is_estimable(fit, r) for r in rows):
             notes.append(f"marginal mean of {label} is not estimable (aliased design); left out.")
             continue
         if scale == "link":
@@ -285,90 +289,3 @@ def marginal_means(
 
 def _keys(counts: pd.DataFrame) -> set[tuple]:
     return {k if isinstance(k, tuple) else (k,) for k in counts.index}
-
-
-def type_contrasts(fit: GEEResult, level: float = 0.95, by: str = "category") -> pd.DataFrame:
-    """Objective - subjective difference of marginal means per ``by`` level, Holm-adjusted.
-
-    Parameters
-    ----------
-    fit
-        A fitted :class:`~analyses.gee.GEEResult` whose model has ``dataset_type``.
-    level
-        Confidence level of the (unadjusted) interval.
-    by
-        The factor the contrasts are made within.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``category, objective, subjective, difference, se, z, p_value, p_holm,
-        ci_low, ci_high``.  Empty when ``dataset_type`` is not a factor of the
-        model with two levels; a category whose mean is not estimable for a type is
-        left out.
-
-    Notes
-    -----
-    d = expit(eta_o) - expit(eta_s), grad d = m_o (1 - m_o) xbar_o - m_s (1 - m_s)
-    xbar_s, se = sqrt(grad' V grad), p_holm by Holm's step-down rule.
-
-    References
-    ----------
-    Lenth (2024), emmeans vignette "transformations" (``regrid``); Holm (1979).
-
-    Examples
-    --------
-    >>> from analyses import gee
-    >>> from analyses.synthetic import synthetic_table
-    >>> c = gee(synthetic_table(models=2, n_items=15, seed=4)).contrasts()
-    >>> mm = gee(synthetic_table(models=2, n_items=15, seed=4)).marginal_means()
-    >>> mm = mm.set_index(["dataset_type", "category"])["estimate"]
-    >>> r = c.iloc[0]
-    >>> bool(abs(r.difference - (mm[("objective", r.category)]
-    ...                          - mm[("subjective", r.category)])) < 1e-12)
-    True
-    """
-    cols = [by if c == "category" else c for c in CONTRAST_COLUMNS]
-    empty = pd.DataFrame(columns=cols)
-    types = fit.levels.get("dataset_type", [])
-    if by not in fit.levels or not {"objective", "subjective"} <= set(types):
-        return empty
-    est = {}
-    for key, xbar, xbar_full, *_ in _averaged(fit, ("dataset_type", by)):
-        if _estimable(fit, xbar_full):
-            m = float(expit(xbar @ fit.params.to_numpy()))
-            est[key] = (m, m * (1 - m) * xbar)
-    v = fit.cov.to_numpy()
-    q = stats.norm.ppf(0.5 + level / 2)
-    out = []
-    for lev in fit.levels[by]:
-        a, b = ("objective", lev), ("subjective", lev)
-        if a not in est or b not in est:
-            continue
-        d = est[a][0] - est[b][0]
-        g = est[a][1] - est[b][1]
-        se = float(np.sqrt(max(g @ v @ g, 0.0)))
-        z = d / se if se > 0 else np.nan
-        out.append(
-            {
-                by: lev,
-                "objective": est[a][0],
-                "subjective": est[b][0],
-                "difference": d,
-                "se": se,
-                "z": z,
-                "p_value": float(2 * stats.norm.sf(abs(z))) if se > 0 else np.nan,
-                "ci_low": d - q * se,
-                "ci_high": d + q * se,
-            }
-        )
-    if not out:
-        return empty
-    res = pd.DataFrame(out)
-    p = res["p_value"].to_numpy(dtype=float)
-    holm = np.full(p.size, np.nan)
-    ok = np.isfinite(p)
-    if ok.any():
-        holm[ok] = multipletests(p[ok], method="holm")[1]
-    res["p_holm"] = holm
-    return res[cols]

@@ -195,7 +195,7 @@ def _table(rows: list[tuple[str, WaldTest | None, int]]) -> pd.DataFrame:
 def wald_type3(
     beta: np.ndarray,
     cov: np.ndarray,
-    term_of: Sequence[int],
+    term_of: Sequence[int] | np.ndarray,
     labels: Sequence[str],
     intercept: bool = True,
 ) -> pd.DataFrame:
@@ -249,7 +249,7 @@ def wald_type3(
 def wald_type2(
     beta: np.ndarray,
     cov: np.ndarray,
-    term_of: Sequence[int],
+    term_of: Sequence[int] | np.ndarray,
     terms: Sequence[Sequence[str]],
 ) -> pd.DataFrame:
     """Type II Wald chi-square per term: its columns after those of its relatives.

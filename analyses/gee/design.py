@@ -10,7 +10,7 @@ variable varying fastest.  ``coding='treatment'`` is R's ``contr.treatment``
 
 Only the distinct design rows are ever built: a long table has few of them
 (models x dataset types x categories), and every GEE quantity is a weighted sum
-over them (see :mod:`analyses.gee`).  Aliased columns are found the way R's
+over them (see :mod:`analyses.gee.fit`).  Aliased columns are found the way R's
 pivoted QR finds them: a column is dropped when it lies in the span of the
 columns before it.
 
@@ -23,14 +23,16 @@ matrices and contrasts); R's ``model.matrix`` and ``contr.treatment`` / ``contr.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from analyses.formula import Formula
+from analyses._data import codes
+from analyses.gee.formula import Formula
 from robustness.core.errors import AnalysisError
 
-__all__ = ["build_design", "independent_columns"]
+__all__ = ["ModelDesign", "build_design", "build_model_design", "independent_columns", "sum_coded"]
 
 
 def _coding_matrix(levels: Sequence[object], kind: str) -> tuple[np.ndarray, list[str]]:
@@ -82,7 +84,7 @@ def build_design(
     Examples
     --------
     >>> import pandas as pd
-    >>> from analyses.formula import parse_formula
+    >>> from analyses.gee.formula import parse_formula
     >>> rows = pd.DataFrame({"a": ["p", "q"], "b": ["u", "v"]})
     >>> x, names, _ = build_design(parse_formula("y ~ a * b"), rows,
     ...                            {"a": ["p", "q"], "b": ["u", "v"]})
@@ -169,3 +171,105 @@ def independent_columns(x: np.ndarray, tol: float = 1e-7) -> np.ndarray:
             keep[j] = True
             basis = np.hstack([basis, (resid / rn)[:, None]])
     return keep
+
+
+@dataclass(frozen=True)
+class ModelDesign:
+    """The design of the distinct rows: kept columns, names, terms, aliasing."""
+
+    grid: pd.DataFrame
+    row_of: np.ndarray
+    x: np.ndarray
+    names: list[str]
+    term_of: np.ndarray
+    full_names: tuple[str, ...]
+    aliased: list[str]
+    null_basis: np.ndarray
+
+
+def _null_basis(x: np.ndarray, tol: float = 1e-8) -> np.ndarray:
+    """Orthonormal basis of the null space of x (p x k): the non-estimable directions."""
+    if x.size == 0:
+        return np.zeros((x.shape[1], 0))
+    _, s, vt = np.linalg.svd(x, full_matrices=True)
+    rank = int(np.sum(s > tol * s.max())) if s.size else 0
+    return vt[rank:].T
+
+
+def build_model_design(
+    f: Formula, data: pd.DataFrame, levels: Mapping[str, Sequence[object]]
+) -> ModelDesign:
+    """Treatment-coded design of the distinct rows of ``data`` over the formula's variables.
+
+    Parameters
+    ----------
+    f
+        The parsed formula (its terms as fitted).
+    data
+        The fitted rows.
+    levels
+        Factor -> levels (the first is the reference).
+
+    Returns
+    -------
+    ModelDesign
+        ``grid`` (distinct rows), ``row_of`` (each row's grid row), ``x`` (kept
+        columns), their ``names`` and ``term_of``, all ``full_names``, the
+        ``aliased`` names and the ``null_basis`` of the full design (used to check
+        that a marginal mean is estimable).
+
+    Notes
+    -----
+    A column is aliased when it lies in the span of the columns before it (R's
+    pivoted-QR rule, :func:`independent_columns`).
+    """
+    row_of, grid = codes(data, list(f.variables))
+    x_full, names, term_of = build_design(f, grid, levels, "treatment")
+    keep = independent_columns(x_full)
+    return ModelDesign(
+        grid=grid,
+        row_of=row_of,
+        x=x_full[:, keep],
+        names=[n for n, k in zip(names, keep, strict=True) if k],
+        term_of=np.asarray(term_of)[keep],
+        full_names=tuple(names),
+        aliased=[n for n, k in zip(names, keep, strict=True) if not k],
+        null_basis=_null_basis(x_full),
+    )
+
+
+def sum_coded(
+    f: Formula,
+    design: ModelDesign,
+    levels: Mapping[str, Sequence[object]],
+    params: np.ndarray,
+    cov: np.ndarray,
+) -> tuple[pd.Series, pd.DataFrame, np.ndarray]:
+    """The same fit in sum-to-zero coding: b_sum = A b, V_sum = A V A' with X_sum A = X.
+
+    Parameters
+    ----------
+    f, design, levels
+        The formula, the treatment-coded design and the levels of the fit.
+    params, cov
+        The fit's coefficients and robust covariance (treatment coding).
+
+    Returns
+    -------
+    (params_sum, cov_sum, term_of_sum)
+        The sum-coded coefficients (Series by name), their robust covariance (DataFrame)
+        and each coefficient's term index.
+
+    Notes
+    -----
+    The two codings span the same column space, so A solves X_sum A = X exactly.
+    """
+    xs_full, names_s, term_of_s = build_design(f, design.grid, levels, "sum")
+    keep = independent_columns(xs_full)
+    a_map, *_ = np.linalg.lstsq(xs_full[:, keep], design.x, rcond=None)
+    names = [n for n, k in zip(names_s, keep, strict=True) if k]
+    return (
+        pd.Series(a_map @ params, index=names),
+        pd.DataFrame(a_map @ cov @ a_map.T, index=names, columns=names),
+        np.asarray(term_of_s)[keep],
+    )

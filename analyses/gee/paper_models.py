@@ -27,10 +27,12 @@ import numpy as np
 import pandas as pd
 
 from analyses._counts import PromptSets
-from analyses.gee import DEFAULT_FORMULA, GEEResult, gee_loaded
-from analyses.marginal import CONTRAST_COLUMNS
-from analyses.separation import COLUMNS as SEPARATION_COLUMNS
-from analyses.wald import COLUMNS as WALD_COLUMNS
+from analyses.gee.fit import gee_loaded
+from analyses.gee.long_table import DEFAULT_FORMULA
+from analyses.gee.result import GEEResult
+from analyses.gee.separation import COLUMNS as SEPARATION_COLUMNS
+from analyses.gee.type_contrasts import CONTRAST_COLUMNS
+from analyses.gee.wald import COLUMNS as WALD_COLUMNS
 from robustness.core.errors import RobustnessError
 
 __all__ = [

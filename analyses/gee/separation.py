@@ -9,7 +9,7 @@ cell of every factor term of the formula (a level of ``model``; a
 rows of the cells not yet found (a coarser cell can be separated once a finer
 one is accounted for).  The cells are reported by name; :func:`analyses.gee.gee`
 keeps them in the model and solves the bias-reduced equation of
-:mod:`analyses.gee_solver` instead (Firth 1993), so that every estimate is finite.
+:mod:`analyses.gee.solver` instead (Firth 1993), so that every estimate is finite.
 
 References
 ----------
@@ -26,8 +26,10 @@ import numpy as np
 import pandas as pd
 
 from analyses._data import codes
+from robustness.core.errors import AnalysisError
+from robustness.core.table import TableError
 
-__all__ = ["COLUMNS", "find_separation"]
+__all__ = ["COLUMNS", "check_separation", "find_separation"]
 
 COLUMNS = ["term", "cell", "n_rows", "value"]
 
@@ -107,3 +109,67 @@ def find_separation(
         if not new:
             break
     return keep, pd.DataFrame(found, columns=COLUMNS)
+
+
+def check_separation(
+    y: np.ndarray,
+    data: pd.DataFrame,
+    factors: Sequence[str],
+    terms: Sequence[tuple[str, ...]],
+    response: str,
+    bias_reduction: bool | str = "auto",
+) -> tuple[pd.DataFrame, bool, list[str]]:
+    """Find the separated cells and decide whether to solve the bias-reduced equation.
+
+    Parameters
+    ----------
+    y
+        The 0/1 response of the fitted rows.
+    data
+        The fitted rows.
+    factors, terms
+        The model's factors and terms.
+    response
+        The response's name (for the error).
+    bias_reduction
+        ``'auto'``, True or False (see Notes).
+
+    Returns
+    -------
+    (cells, reduce, notes)
+        The separated cells (``term, cell, n_rows, value``), whether the fit is
+        bias-reduced, and a note naming the cells.
+
+    Notes
+    -----
+    ``bias_reduction='auto'`` reduces bias exactly when a cell is separated; ``True``
+    always; ``False`` never, and a separated cell is then an error (its coefficient
+    would run to infinity).
+    """
+    if y.min() == y.max():
+        raise TableError(
+            f"the response {response!r} is {int(y[0])} on every fitted row; "
+            "there is nothing to model."
+        )
+    _, cells = find_separation(y, data[list(factors)], terms)
+    notes: list[str] = []
+    if not cells.empty:
+        if bias_reduction is False:
+            first = cells.iloc[0]
+            raise TableError(
+                f"separation: in cell {first['cell']} of term {first['term']!r} the response "
+                f"is always {first['value']} ({first['n_rows']} rows); refit with "
+                "bias_reduction='auto' to keep such cells by a bias-reduced fit."
+            )
+        listed = "; ".join(f"{r.term} [{r.cell}] all {r.value}" for r in cells.itertuples())
+        notes.append(
+            f"separation: {len(cells)} cell(s) with a constant response: {listed}. They stay "
+            "in the model: the whole model is fitted by the bias-reduced (Firth-type, "
+            "Jeffreys-prior) estimating equation, which keeps every estimate finite."
+        )
+    reduce = bias_reduction is True or (bias_reduction == "auto" and not cells.empty)
+    if bias_reduction not in (True, False, "auto"):
+        raise AnalysisError(
+            f"bias_reduction must be 'auto', True or False, not {bias_reduction!r}."
+        )
+    return cells.reset_index(drop=True), reduce, notes

@@ -1,4 +1,4 @@
-"""The rows a GEE fits and its response: the first step of :func:`analyses.gee.gee`.
+"""The long table's rows a GEE fits and its response: the first step of :func:`analyses.gee.gee`.
 
 A row enters the model when it belongs to a perturbation category (``original``
 is the reference prompt, not a category), is valid, has a value of the response
@@ -7,7 +7,7 @@ has at least two valid answers (agreement is undefined otherwise).  Every reason
 a row is left out is counted in a note.
 
 These are steps of :func:`analyses.gee.gee`, outside the statistics convention (no
-formula of their own): the model and its references are in :mod:`analyses.gee`.
+formula of their own): the model and its references are in :mod:`analyses.gee.fit`.
 """
 
 from __future__ import annotations
@@ -20,13 +20,23 @@ import pandas as pd
 
 from analyses._counts import MIN_SET, PromptSets, prompt_sets
 from analyses._data import REFERENCE, correct_column
-from analyses.formula import Formula, parse_formula
+from analyses.gee.formula import Formula, parse_formula
 from robustness.core.table import TableError
 
-__all__ = ["COMPUTED", "DEFAULT_FORMULA", "FittedRows", "fitted_rows", "formula_columns"]
+__all__ = [
+    "CLUSTERS",
+    "COMPUTED",
+    "DEFAULT_FORMULA",
+    "FittedRows",
+    "columns_of",
+    "fitted_rows",
+    "formula_columns",
+]
 
 DEFAULT_FORMULA = "agree ~ model + dataset_type * category + model:category"
 COMPUTED = ("agree", "correct", "flip")
+#: The long table's clusters: items (shared by the models), or one model's items.
+CLUSTERS = {"item": ("dataset", "item_id"), "model_item": ("model", "dataset", "item_id")}
 
 
 @dataclass(frozen=True)
@@ -63,8 +73,12 @@ def formula_columns(columns: Sequence[str], formula: str | None = None) -> list[
     >>> formula_columns(["model", "category", "answer"], "agree ~ model + category")
     ['model', 'category']
     """
-    text = DEFAULT_FORMULA if formula is None else formula
-    f = parse_formula(text)
+    return columns_of(parse_formula(DEFAULT_FORMULA if formula is None else formula), columns)
+
+
+def columns_of(f: Formula, columns: Sequence[str]) -> list[str]:
+    """:func:`formula_columns` of a formula already parsed (the fit parses it once)."""
+    text = f.text
     cols = list(columns)
     missing = [v for v in f.variables if v not in cols]
     if missing:
@@ -97,7 +111,8 @@ def _response(
                 "(a binomial GEE needs a binary response)."
             )
         return values
-    ps = ps or prompt_sets(t)
+    if ps is None:
+        ps = prompt_sets(t)
     if response == "agree":
         return ps.agree
     if response == "flip":
@@ -147,7 +162,9 @@ def fitted_rows(t: pd.DataFrame, f: Formula, ps: PromptSets | None = None) -> Fi
     >>> bool((rows.data["category"] != "original").all()), len(rows.y) == len(rows.data)
     (True, True)
     """
-    user_columns = set(formula_columns(t.columns, f.text))
+    user_columns = set(columns_of(f, t.columns))
+    if ps is None and f.response in ("agree", "flip") and f.response not in user_columns:
+        ps = prompt_sets(t)  # built once: it gives the response and the set sizes
     y_all = _response(t, f.response, user_columns, ps)
     notes: list[str] = []
     valid = t["valid"].to_numpy(dtype=bool, na_value=False)
@@ -167,8 +184,8 @@ def fitted_rows(t: pd.DataFrame, f: Formula, ps: PromptSets | None = None) -> Fi
         )
     single = np.zeros(len(t), dtype=bool)
     if f.response == "agree" and f.response not in user_columns:
-        sets = ps or prompt_sets(t)
-        single = perturbed & valid & (sets.maj.n[sets.group] < MIN_SET)
+        assert ps is not None
+        single = perturbed & valid & (ps.maj.n[ps.group] < MIN_SET)
         if single.any():
             notes.append(
                 f"{int(single.sum())} rows are the only valid answer of their prompt "

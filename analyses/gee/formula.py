@@ -15,7 +15,7 @@ for analysis of variance. Applied Statistics 22(3), 392-399.
 
 Example
 -------
->>> from analyses.formula import parse_formula
+>>> from analyses.gee.formula import parse_formula
 >>> f = parse_formula("agree ~ model + dataset_type * category + model:category")
 >>> f.labels
 ['model', 'dataset_type', 'category', 'dataset_type:category', 'model:category']

@@ -60,15 +60,19 @@ small or sparse longitudinal binary data. Statistics in Medicine 38(14), 2544-25
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 from scipy.special import expit
 
+from analyses._data import codes
+from analyses.gee.design import ModelDesign
 from robustness.core.errors import AnalysisError
 
-__all__ = ["CORSTRS", "Cells", "SolverFit", "solve_gee"]
+__all__ = ["CORSTRS", "Cells", "SolverFit", "aggregate_cells", "solve_gee", "solver_notes"]
 
 CORSTRS = ("exchangeable", "independence")
 
@@ -281,3 +285,79 @@ def solve_gee(
         not_pd,
         bool(bias_reduction),
     )
+
+
+def aggregate_cells(
+    data: pd.DataFrame, y: np.ndarray, design: ModelDesign, cluster: Sequence[str]
+) -> tuple[Cells, np.ndarray]:
+    """Sum the rows into (cluster, design row) cells; also return each cluster's size.
+
+    Parameters
+    ----------
+    data
+        The fitted rows (with the cluster columns).
+    y
+        Their 0/1 response.
+    design
+        :func:`build_model_design` of the rows.
+    cluster
+        The columns whose values name a row's cluster (rows with equal values are one
+        cluster, wherever they lie in the table).
+
+    Returns
+    -------
+    (Cells, numpy.ndarray)
+        The cells (design, cluster and design-row codes, counts n, sums of y and y^2)
+        and the number of rows of each cluster.
+
+    Notes
+    -----
+    Exact: mu depends on a row only through its design row, so every sum of the
+    estimating equations is a sum over cells of counts times per-row values.
+    """
+    cl_code, cl_keys = codes(data, list(cluster))
+    n_u = len(design.grid)
+    cell, inv = np.unique(cl_code * n_u + design.row_of, return_inverse=True)
+    inv = inv.ravel()
+    cells = Cells(
+        x=design.x,
+        cluster=cell // n_u,
+        row=cell % n_u,
+        n=np.bincount(inv, minlength=cell.size).astype(float),
+        ysum=np.bincount(inv, weights=y, minlength=cell.size),
+        y2sum=np.bincount(inv, weights=y * y, minlength=cell.size),
+        n_clusters=len(cl_keys),
+    )
+    return cells, np.bincount(cl_code)
+
+
+def solver_notes(raw: SolverFit) -> list[str]:
+    """Sentences on a fit that did not converge or whose working correlation is not valid.
+
+    Parameters
+    ----------
+    raw
+        The solver's fit.
+
+    Returns
+    -------
+    list of str
+        A note when it did not converge, and one when alpha makes the exchangeable
+        working correlation not positive definite (1 + (n - 1) alpha <= 0 for clusters of
+        n >= 1 - 1 / alpha rows).
+    """
+    notes = []
+    if not raw.converged:
+        notes.append(
+            f"the GEE did not converge in {raw.iterations} iterations (last step "
+            f"{raw.max_step:.3g}); treat its numbers with care."
+        )
+    if raw.not_positive_definite:
+        size = int(np.ceil(1 - 1 / raw.alpha))  # 1 - a + n a <= 0 from this n on (a < 0)
+        notes.append(
+            f"alpha = {raw.alpha:.4g} is so negative that the exchangeable working "
+            f"correlation is not positive definite for clusters of {size} or more "
+            "rows; as geepack does, the fit goes on (the robust covariance stays "
+            "valid), but consider cluster='model_item'."
+        )
+    return notes
