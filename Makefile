@@ -27,12 +27,12 @@ $(STAMP): pyproject.toml Makefile
 	$(BIN)/robustness setup-wordnet
 	touch $(STAMP)
 
-# R (geepack, car, emmeans, brglm2) for live reference checks, Chromium for report rendering tests.
+# R (geepack, car, emmeans, brglm2, clubSandwich) for live reference checks, Chromium for report rendering tests.
 # Best effort: without root or apt the tests that need them skip and say why.
 sysdeps:
 	@if command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
 	  missing=""; \
-	  command -v Rscript >/dev/null && Rscript -e 'library(geepack); library(car); library(emmeans); library(brglm2)' >/dev/null 2>&1 || missing="$$missing r-base-core r-cran-geepack r-cran-car r-cran-emmeans r-cran-brglm2"; \
+	  command -v Rscript >/dev/null && Rscript -e 'library(geepack); library(car); library(emmeans); library(brglm2); library(clubSandwich)' >/dev/null 2>&1 || missing="$$missing r-base-core r-cran-geepack r-cran-car r-cran-emmeans r-cran-brglm2 r-cran-clubsandwich"; \
 	  command -v chromium >/dev/null || missing="$$missing chromium"; \
 	  if [ -n "$$missing" ]; then \
 	    echo "installing system packages:$$missing"; \
