@@ -38,6 +38,7 @@ import pandas as pd
 
 from analyses._counts import PromptSets
 from analyses._data import load
+from analyses.gee.covariance import COV_TYPES, covariance
 from analyses.gee.design import build_model_design, sum_coded
 from analyses.gee.factors import drop_flat_terms, factor_levels, is_factor
 from analyses.gee.formula import Formula, parse_formula
@@ -59,6 +60,7 @@ def gee(
     *,
     levels: Mapping[str, Sequence[object]] | None = None,
     corstr: str = "exchangeable",
+    cov_type: str = "robust",
     bias_reduction: bool | str = "auto",
     tol: float = 1e-10,
     max_iter: int = 100,
@@ -84,6 +86,9 @@ def gee(
         by default sorted.
     corstr
         Working correlation, ``'exchangeable'`` or ``'independence'``.
+    cov_type
+        The covariance step, a key of :data:`analyses.gee.covariance.COV_TYPES`
+        (``'robust'``: the sandwich, as geepack).
     bias_reduction
         ``'auto'`` solves the bias-reduced equation when a cell is separated,
         ``True`` always, ``False`` never (a separated cell is then an error).
@@ -136,6 +141,7 @@ def gee(
         cluster,
         levels=levels,
         corstr=corstr,
+        cov_type=cov_type,
         bias_reduction=bias_reduction,
         tol=tol,
         max_iter=max_iter,
@@ -150,6 +156,7 @@ def gee_loaded(
     ps: PromptSets | None = None,
     levels: Mapping[str, Sequence[object]] | None = None,
     corstr: str = "exchangeable",
+    cov_type: str = "robust",
     bias_reduction: bool | str = "auto",
     tol: float = 1e-10,
     max_iter: int = 100,
@@ -165,7 +172,7 @@ def gee_loaded(
         A table checked by ``analyses._data.load`` that keeps the formula's columns.
     formula
         As :func:`gee`, or the formula already parsed (it is parsed once per fit).
-    cluster, levels, corstr, bias_reduction, tol, max_iter
+    cluster, levels, corstr, cov_type, bias_reduction, tol, max_iter
         As :func:`gee`.
     ps
         The table's prompt sets, when already built (they give ``agree``).
@@ -179,6 +186,10 @@ def gee_loaded(
     text = f.text
     if cluster not in CLUSTERS:
         raise AnalysisError(f"cluster must be 'item' or 'model_item', not {cluster!r}.")
+    if cov_type not in COV_TYPES:
+        raise AnalysisError(
+            f"cov_type must be one of {', '.join(map(repr, COV_TYPES))}, not {cov_type!r}."
+        )
     if corstr not in CORSTRS:
         raise AnalysisError(f"corstr must be one of {', '.join(CORSTRS)}, not {corstr!r}.")
     rows = fitted_rows(t, f, ps)
@@ -202,7 +213,8 @@ def gee_loaded(
     cells, cluster_sizes = aggregate_cells(data, y, design, CLUSTERS[cluster])
     raw = solve_gee(cells, corstr=corstr, bias_reduction=reduce, tol=tol, max_iter=max_iter)
     notes += solver_notes(raw)
-    b_sum, v_sum, term_of_sum = sum_coded(fit_formula, design, lev, raw.params, raw.cov_robust)
+    cov = covariance(cov_type, raw, cells)
+    b_sum, v_sum, term_of_sum = sum_coded(fit_formula, design, lev, raw.params, cov)
     names = design.names
     grid = design.grid.assign(
         n=np.bincount(design.row_of, minlength=len(design.grid)),
@@ -214,7 +226,7 @@ def gee_loaded(
         cluster=cluster,
         terms=terms,
         params=pd.Series(raw.params, index=names),
-        cov=pd.DataFrame(raw.cov_robust, index=names, columns=names),
+        cov=pd.DataFrame(cov, index=names, columns=names),
         params_sum=b_sum,
         cov_sum=v_sum,
         cov_naive=pd.DataFrame(raw.cov_naive, index=names, columns=names),
@@ -232,6 +244,7 @@ def gee_loaded(
         levels=lev,
         grid=grid,
         corstr=corstr,
+        cov_type=cov_type,
         bias_reduced=raw.bias_reduced,
         full_names=design.full_names,
         null_basis=design.null_basis,

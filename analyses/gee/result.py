@@ -42,6 +42,8 @@ class GEEResult:
         The same fit in sum-to-zero coding (used for Type III).
     alpha, scale
         Exchangeable correlation (0 for independence) and dispersion estimates.
+    cov_type
+        The covariance step that made ``cov`` (:mod:`analyses.gee.covariance`).
     bias_reduced
         Whether the bias-reduced equation was solved (there were separated cells).
     notes
@@ -77,6 +79,7 @@ class GEEResult:
     levels: dict[str, list[object]]
     grid: pd.DataFrame = field(repr=False)
     corstr: str = "exchangeable"
+    cov_type: str = "robust"
     bias_reduced: bool = False
     full_names: tuple[str, ...] = field(default=(), repr=False)
     null_basis: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)), repr=False)

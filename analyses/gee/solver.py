@@ -61,7 +61,7 @@ small or sparse longitudinal binary data. Statistics in Medicine 38(14), 2544-25
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -109,6 +109,10 @@ class SolverFit:
     max_step: float
     not_positive_definite: bool = False
     bias_reduced: bool = False
+    #: B^{-1} (the bread, phi = 1) and the clusters' score contributions u_i (C x p), for
+    #: the covariance step (:mod:`analyses.gee.covariance`).
+    bread: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)), repr=False)
+    scores: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)), repr=False)
 
 
 def _start(x: np.ndarray, n: np.ndarray, ys: np.ndarray, iters: int = 50) -> np.ndarray:
@@ -284,6 +288,8 @@ def solve_gee(
         step,
         not_pd,
         bool(bias_reduction),
+        bread=binv,
+        scores=np.asarray(u),
     )
 
 
