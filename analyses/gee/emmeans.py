@@ -1,8 +1,13 @@
 """Estimated marginal means of a fitted GEE and objective - subjective contrasts, as emmeans.
 
 Reference grid: every combination of the levels of the model's factors (whether
-or not it occurs in the data), numeric covariates at their mean over the fitted
-rows; x_k is the design row of grid row k.  The marginal mean of a cell of ``by``
+or not it occurs in the data) and, as emmeans' default ``cov.keep = "2"`` does, of
+the values of each numeric covariate with at most two values (a 0/1 indicator or a
+1/2 code enters at both values, not at its mean); every other numeric covariate at
+its mean over the fitted rows (``cov_reduce`` changes that: a function such as
+``numpy.median``, or a value per column).  Covariates are reduced as columns, before
+the formula's transformations (``I(age^2)`` at mean(age)^2, as emmeans), and x_k is
+the design row of grid row k.  The marginal mean of a cell of ``by``
 (e.g. dataset type x category) averages the linear predictor with equal weight
 over the K grid rows of that cell -- the other factors' levels (a nested factor, such as dataset
 within dataset type, only over the levels inside its nesting level) -- and
@@ -32,7 +37,7 @@ R package; vignettes "basics" and "transformations" (regrid).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -42,7 +47,7 @@ from scipy import stats
 from scipy.special import expit
 
 from analyses.gee.design import build_design
-from analyses.gee.formula import Formula, parse_formula
+from analyses.gee.formula import Formula, evaluate_variables, parse_formula
 from robustness.core.errors import AnalysisError
 
 __all__ = [
@@ -71,6 +76,8 @@ class MeansModel(Protocol):
     params: pd.Series
     cov: pd.DataFrame
     null_basis: np.ndarray
+    model_formula: Formula | None
+    covariates: dict[str, np.ndarray]
 
 
 _ESTIMABLE_TOL = 1e-8
@@ -78,14 +85,23 @@ _ESTIMABLE_TOL = 1e-8
 
 @dataclass(frozen=True)
 class ReferenceGrid:
-    """The full reference grid: its rows, their design rows (kept columns) and estimability."""
+    """The full reference grid: its rows, their design rows (kept columns) and estimability.
+
+    ``levels`` holds the grid's dimensions in order: each factor's levels and each
+    covariate kept at its values (emmeans' ``cov.keep``).
+    """
 
     rows: pd.DataFrame
     x: np.ndarray
     x_full: np.ndarray
+    levels: dict[str, list[object]]
 
 
-def reference_grid(fit: MeansModel) -> ReferenceGrid:
+def reference_grid(
+    fit: MeansModel,
+    cov_keep: int = 2,
+    cov_reduce: Callable[[np.ndarray], float] | Mapping[str, float] | None = None,
+) -> ReferenceGrid:
     """Every combination of the model's factor levels, covariates at their mean.
 
     Parameters
@@ -125,23 +141,56 @@ def reference_grid(fit: MeansModel) -> ReferenceGrid:
     >>> grid.rows.iloc[0].tolist()
     ['model_1', 'objective', 'formatting']
     """
-    f = parse_formula(fit.formula)
-    formula = Formula(f.text, f.response, f.variables, tuple(fit.terms))
+    f = fit.model_formula or parse_formula(fit.formula).with_terms(fit.terms)
     factors = [v for v in f.variables if v in fit.levels]
-    numeric = [v for v in f.variables if v not in fit.levels]
-    combos = list(itertools.product(*(fit.levels[v] for v in factors)))
-    rows = pd.DataFrame(combos, columns=factors)
+    covariates = _covariates(fit, f)
+    kept = {c: _kept_levels(vals, cov_keep) for c, vals in covariates.items()}
+    kept = {c: lev for c, lev in kept.items() if lev is not None}
+    dims = {**{v: list(fit.levels[v]) for v in factors}, **kept}
+    rows = pd.DataFrame(list(itertools.product(*dims.values())), columns=list(dims))
     for inner, outer in _nesting(fit, factors):
         seen = set(map(tuple, fit.grid[[inner, outer]].drop_duplicates().to_numpy()))
         pairs = zip(rows[inner], rows[outer], strict=True)
         rows = rows[[pair in seen for pair in pairs]].reset_index(drop=True)
-    weights = fit.grid["n"].to_numpy(dtype=float)
-    for v in numeric:
-        rows[v] = float(np.average(fit.grid[v].to_numpy(dtype=float), weights=weights))
-    x_full, names, _ = build_design(formula, rows, fit.levels, "treatment")
+    for c, vals in covariates.items():
+        if c not in kept:
+            rows[c] = _reduced(c, vals, cov_reduce)
+    rows = evaluate_variables(f, rows)
+    x_full, names, _ = build_design(f, rows, fit.levels, "treatment")
     pos = {n: k for k, n in enumerate(names)}
     x = x_full[:, [pos[n] for n in fit.params.index]]
-    return ReferenceGrid(rows, x, x_full)
+    return ReferenceGrid(rows, x, x_full, dims)
+
+
+def _covariates(fit: MeansModel, f: Formula) -> dict[str, np.ndarray]:
+    """Each numeric column the model reads -> its fitted values (from the grid if needed)."""
+    if fit.covariates:
+        return dict(fit.covariates)
+    weights = fit.grid["n"].to_numpy(dtype=int)
+    out = {}
+    for v in f.variables:
+        if v not in fit.levels:
+            out[v] = np.repeat(fit.grid[v].to_numpy(dtype=float), weights)
+    return out
+
+
+def _kept_levels(values: np.ndarray, cov_keep: int) -> list[float] | None:
+    """emmeans' ``cov.keep``: a covariate with at most ``cov_keep`` values is kept as levels."""
+    distinct = np.unique(values[np.isfinite(values)])
+    return [float(v) for v in distinct] if 0 < distinct.size <= cov_keep else None
+
+
+def _reduced(
+    column: str,
+    values: np.ndarray,
+    cov_reduce: Callable[[np.ndarray], float] | Mapping[str, float] | None,
+) -> float:
+    """emmeans' ``cov.reduce``: the mean by default, a function, or a value per column."""
+    if cov_reduce is None:
+        return float(np.mean(values))
+    if isinstance(cov_reduce, Mapping):
+        return float(cov_reduce[column]) if column in cov_reduce else float(np.mean(values))
+    return float(cov_reduce(values))
 
 
 def _nesting(fit: MeansModel, factors: Sequence[str]) -> list[tuple[str, str]]:
@@ -157,27 +206,33 @@ def _nesting(fit: MeansModel, factors: Sequence[str]) -> list[tuple[str, str]]:
     return out
 
 
-def _check_by(fit: MeansModel, by: Sequence[str]) -> list[str]:
-    by = list(by)
-    missing = [b for b in by if b not in fit.levels]
+def _check_by(fit: MeansModel, by: Sequence[str], grid: ReferenceGrid) -> list[str]:
+    """``by`` as grid dimensions: a factor, a covariate kept at its values, or the column
+    of a ``C(x)`` / ``factor(x)`` factor (``x`` names ``C(x)``, as emmeans names it)."""
+    f = fit.model_formula
+    alias = {}
+    if f is not None:
+        alias = {f.spec(v).columns[0]: v for v in fit.levels if f.spec(v).kind == "factor"}
+    out = [b if b in grid.levels else alias.get(b, b) for b in by]
+    missing = [b for b in out if b not in grid.levels]
     if missing:
         raise AnalysisError(
             f"marginal means by {missing!r}: not a factor of the model {fit.formula!r} "
-            f"(its factors: {list(fit.levels)})."
+            f"(its factors and two-valued covariates: {list(grid.levels)})."
         )
-    return by
+    return out
 
 
-def averaged_cells(fit: MeansModel, by: Sequence[str]):
+def averaged_cells(fit: MeansModel, by: Sequence[str], grid: ReferenceGrid | None = None):
     """Per cell of ``by``: key, xbar (kept and full columns), K, its grid rows; sorted."""
-    grid = reference_grid(fit)
+    grid = reference_grid(fit) if grid is None else grid
     out = []
     for key, idx in grid.rows.groupby(list(by), sort=False).indices.items():
         key = key if isinstance(key, tuple) else (key,)
         xs = grid.x[idx]
         xf = grid.x_full[idx]
         out.append((key, xs.mean(axis=0), xf.mean(axis=0), len(idx), xs, xf))
-    order = {v: {lev: k for k, lev in enumerate(fit.levels[v])} for v in by}
+    order = {v: {lev: k for k, lev in enumerate(grid.levels[v])} for v in by}
     out.sort(key=lambda r: tuple(order[v][k] for v, k in zip(by, r[0], strict=True)))
     return out
 
@@ -194,6 +249,8 @@ def marginal_means(
     by: Sequence[str] = ("dataset_type", "category"),
     level: float = 0.95,
     scale: str = "link",
+    cov_keep: int = 2,
+    cov_reduce: Callable[[np.ndarray], float] | Mapping[str, float] | None = None,
 ) -> pd.DataFrame:
     """Estimated marginal probability per cell of ``by``, as emmeans computes it.
 
@@ -209,6 +266,12 @@ def marginal_means(
         ``'link'`` (emmeans' default: average the logits, then back-transform) or
         ``'response'`` (average the probabilities of the grid rows, emmeans'
         ``emmeans(regrid(ref_grid(fit)), ...)``; the interval is then m -+ z se).
+    cov_keep
+        A numeric covariate with at most this many distinct values is a grid dimension
+        (emmeans' ``cov.keep``; default 2, emmeans' default); 0 reduces every covariate.
+    cov_reduce
+        How the other covariates are reduced (emmeans' ``cov.reduce``): None for the
+        mean over the fitted rows, a function of the values, or a value per column.
 
     Returns
     -------
@@ -244,15 +307,18 @@ def marginal_means(
     >>> bool(np.isclose(mm.loc[fit.levels["category"][0], "estimate"], expit(eta)))
     True
     """
-    by = _check_by(fit, by)
+    grid = reference_grid(fit, cov_keep, cov_reduce)
+    by = _check_by(fit, by, grid)
     if scale not in ("link", "response"):
         raise AnalysisError(f"scale must be 'link' or 'response', not {scale!r}.")
     v = fit.cov.to_numpy()
     beta = fit.params.to_numpy()
     q = stats.norm.ppf(0.5 + level / 2)
-    counts = fit.grid.groupby(by, sort=False).agg(n_rows=("n", "sum"), y_sum=("y_sum", "sum"))
+    counts = pd.DataFrame(columns=["n_rows", "y_sum"])
+    if set(by) <= set(fit.grid.columns):
+        counts = fit.grid.groupby(by, sort=False).agg(n_rows=("n", "sum"), y_sum=("y_sum", "sum"))
     out, notes = [], []
-    for key, xbar, xbar_full, k, xs, xs_full in averaged_cells(fit, by):
+    for key, xbar, xbar_full, k, xs, xs_full in averaged_cells(fit, by, grid):
         label = ", ".join(f"{b}={val}" for b, val in zip(by, key, strict=True))
         rows = [xbar_full] if scale == "link" else list(xs_full)
         if not all(is_estimable(fit, r) for r in rows):

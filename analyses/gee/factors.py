@@ -30,7 +30,7 @@ _FACTOR_COLUMNS = {
 }
 
 
-def is_factor(t: pd.DataFrame, var: str) -> bool:
+def is_factor(t: pd.DataFrame, var: str, kind: str = "auto", long_table: bool = True) -> bool:
     """Whether ``var`` enters the model as a factor (else as a numeric covariate).
 
     Parameters
@@ -39,13 +39,23 @@ def is_factor(t: pd.DataFrame, var: str) -> bool:
         The fitted rows.
     var
         A formula variable.
+    kind
+        Its :class:`~analyses.gee.formula.FactorSpec` kind: ``'factor'`` (``C(x)``,
+        ``factor(x)``), ``'numeric'`` (``I(...)``, ``log(x)``) or ``'auto'`` (a column).
+    long_table
+        Whether the rows are a long table's, whose id and label columns are factors
+        whatever their values.
 
     Returns
     -------
     bool
-        True for the table's categorical columns, booleans and any non-numeric column.
+        For ``'auto'``: True for booleans and any non-numeric column, as R reads a data
+        frame (a numeric code such as a centre 1 / 2 is a covariate unless the formula
+        says ``C()`` or ``factor()``).
     """
-    if var in _FACTOR_COLUMNS:
+    if kind != "auto":
+        return kind == "factor"
+    if long_table and var in _FACTOR_COLUMNS:
         return True
     col = t[var]
     return not (pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col))

@@ -4,15 +4,20 @@
 (or any formula) by GEE with logit link, exchangeable (or independence) working
 correlation and robust sandwich covariance, in named steps:
 
-1. :func:`analyses.gee.long_table.fitted_rows` -- the rows and the response;
+1. :func:`analyses.gee.rows.frame_rows` (any frame) or
+   :func:`analyses.gee.long_table.fitted_rows` (a long table) -- the rows and the response,
+   then the formula's variables evaluated (:func:`analyses.gee.formula.evaluate_variables`);
 2. :func:`analyses.gee.factors.drop_flat_terms` -- terms of a one-valued variable are dropped;
-3. :func:`analyses.gee.separation.check_separation` -- cells with a constant response are
-   found and named; when there are any, the whole model is fitted by the bias-reduced (Firth-type)
-   estimating equation, so every cell keeps a finite estimate;
+3. :func:`analyses.gee.separation.check_separation` and
+   :func:`analyses.gee.separation.linear_separation` -- factor cells with a constant
+   response, or any separating linear combination, are found and named; when there are
+   any, the whole model is fitted by the bias-reduced (Firth-type) estimating equation,
+   so every estimate stays finite;
 4. :func:`analyses.gee.design.build_model_design` -- the treatment-coded design of the
    distinct rows, aliased columns dropped by R's rule;
 5. :func:`analyses.gee.solver.aggregate_cells` -- the rows summed into (cluster, design row) cells;
-6. :func:`analyses.gee.solver.solve_gee` -- the estimating equations;
+6. :func:`analyses.gee.solver.solve_gee` -- the estimating equations, then the covariance
+   step named by ``cov_type`` (:mod:`analyses.gee.covariance`);
 7. :func:`analyses.gee.design.sum_coded` -- the same fit in sum-to-zero coding, for Type III.
 
 The equations are in :mod:`analyses.gee.solver`.  Without separation the fit is
@@ -39,24 +44,25 @@ import pandas as pd
 from analyses._counts import PromptSets
 from analyses._data import load
 from analyses.gee.covariance import COV_TYPES, covariance
-from analyses.gee.design import build_model_design, sum_coded
+from analyses.gee.design import ModelDesign, build_model_design, sum_coded
 from analyses.gee.factors import drop_flat_terms, factor_levels, is_factor
-from analyses.gee.formula import Formula, parse_formula
+from analyses.gee.formula import Formula, evaluate_variables, parse_formula
 from analyses.gee.long_table import CLUSTERS, DEFAULT_FORMULA, columns_of, fitted_rows
 from analyses.gee.result import GEEResult
+from analyses.gee.rows import FittedRows, cluster_columns, contiguity_note, frame_rows
 from analyses.gee.separation import COLUMNS as SEPARATION_COLUMNS
-from analyses.gee.separation import check_separation
+from analyses.gee.separation import check_separation, linear_separation
 from analyses.gee.solver import CORSTRS, aggregate_cells, solve_gee, solver_notes
 from robustness.core.errors import AnalysisError
 from robustness.core.table import TableError
 
-__all__ = ["gee", "gee_loaded"]
+__all__ = ["fit_rows", "gee", "gee_loaded"]
 
 
 def gee(
     df: pd.DataFrame,
     formula: str | None = None,
-    cluster: str = "item",
+    cluster: str | Sequence[str] | None = "item",
     *,
     levels: Mapping[str, Sequence[object]] | None = None,
     corstr: str = "exchangeable",
@@ -70,17 +76,25 @@ def gee(
     Parameters
     ----------
     df
-        Long table.
+        Any DataFrame with a binary (0/1 or boolean) response, or a long table.
     formula
-        R-style formula (default :data:`DEFAULT_FORMULA`; the paper's Table 3 is
-        ``agree ~ model + dataset * category + model:category``).  The response is
-        a 0/1 column of the table, or one of ``agree`` (row's answer equals its
-        prompt set's majority), ``correct`` (answer equals gold) and ``flip``
-        (answer differs from the original prompt's), computed when the table has no
-        such column.
+        R-style formula read by formulaic (:mod:`analyses.gee.formula`: ``C()``,
+        ``factor()``, ``I()``, numeric covariates, R's term order).  Default
+        :data:`DEFAULT_FORMULA`; the paper's Table 3 is ``agree ~ model + dataset *
+        category + model:category``.  On a long table the response is a 0/1 column
+        or one of ``agree`` (row's answer equals its prompt set's majority),
+        ``correct`` (answer equals gold) and ``flip`` (answer differs from the
+        original prompt's), computed when the table has no such column.
     cluster
-        ``'item'`` (dataset + item_id; the default, as items are shared across
-        models) or ``'model_item'``.
+        A column (or a list of columns) of ``df`` whose values mark a cluster, or None
+        for one cluster per row: any frame, every row with the values it needs is
+        fitted.  Clusters are taken by value (rows with equal values are one cluster
+        wherever they lie); geepack's ``geeglm`` groups consecutive rows instead, so a
+        note says when a cluster's rows are not contiguous.  ``'item'`` (dataset +
+        item_id; the default, as items are shared across models) and ``'model_item'``,
+        when not columns of ``df``, fit a long table (validated; rows of category
+        ``original``, invalid rows and single-answer prompt sets are left out, each
+        with a note).
     levels
         Level order per factor (the first is the reference of treatment coding);
         by default sorted.
@@ -90,8 +104,10 @@ def gee(
         The covariance step, a key of :data:`analyses.gee.covariance.COV_TYPES`
         (``'robust'``: the sandwich, as geepack).
     bias_reduction
-        ``'auto'`` solves the bias-reduced equation when a cell is separated,
-        ``True`` always, ``False`` never (a separated cell is then an error).
+        ``'auto'`` solves the bias-reduced equation when the data are separated (a
+        factor cell with a constant response, or any linear combination of the
+        design columns, :func:`analyses.gee.separation.linear_separation`), ``True``
+        always, ``False`` never (separation is then an error).
     tol, max_iter
         Convergence: the largest coefficient change below ``tol``.
 
@@ -105,6 +121,8 @@ def gee(
     -----
     Solves sum_i D_i' V_i^{-1} (y_i - mu_i) = 0 (plus Firth's adjustment
     (1/2) tr(B^{-1} dB/db_r) when bias-reduced); see :mod:`analyses.gee.solver`.
+    A fit that does not converge publishes no Wald test, marginal mean or contrast:
+    each is withheld with the reason (``GEEResult.withheld``).
 
     References
     ----------
@@ -130,15 +148,18 @@ def gee(
     True
     >>> bool(np.allclose(fit.bse, sm_fit.bse, rtol=1e-7))
     True
+
+    Any frame: geepack's ``ohio`` (wheeze by age and mother's smoking, 537 children).
+
+    >>> import pandas as pd
+    >>> ohio = pd.read_csv("tests/fixtures/datasets/ohio.csv")
+    >>> round(float(gee(ohio, "resp ~ age * C(smoke)", cluster="id").params["age"]), 6)
+    -0.141236
     """
     if not isinstance(df, pd.DataFrame):
-        raise TableError(f"a long table must be a pandas DataFrame, not {type(df).__name__}.")
+        raise TableError(f"gee needs a pandas DataFrame, not {type(df).__name__}.")
     f = parse_formula(DEFAULT_FORMULA if formula is None else formula)
-    t = load(df, optional=("gold", "correct", *columns_of(f, df.columns)))
-    return gee_loaded(
-        t,
-        f,
-        cluster,
+    options = dict(
         levels=levels,
         corstr=corstr,
         cov_type=cov_type,
@@ -146,6 +167,14 @@ def gee(
         tol=tol,
         max_iter=max_iter,
     )
+    if isinstance(cluster, str) and cluster in CLUSTERS and cluster not in df.columns:
+        t = load(df, optional=("gold", "correct", *columns_of(f, df.columns)))
+        return gee_loaded(t, f, cluster, **options)  # type: ignore[arg-type]
+    clusters = cluster_columns(df, cluster)
+    rows = frame_rows(df, f, clusters)
+    rows.notes.extend(contiguity_note(rows.data, clusters))
+    label = cluster if cluster is None or isinstance(cluster, str) else tuple(cluster)
+    return fit_rows(rows, f, clusters, label, long_table=False, **options)  # type: ignore[arg-type]
 
 
 def gee_loaded(
@@ -183,47 +212,142 @@ def gee_loaded(
         As :func:`gee`.
     """
     f = formula if isinstance(formula, Formula) else parse_formula(formula or DEFAULT_FORMULA)
-    text = f.text
     if cluster not in CLUSTERS:
         raise AnalysisError(f"cluster must be 'item' or 'model_item', not {cluster!r}.")
+    rows = fitted_rows(t, f, ps)
+    return fit_rows(
+        rows,
+        f,
+        CLUSTERS[cluster],
+        cluster,
+        long_table=True,
+        levels=levels,
+        corstr=corstr,
+        cov_type=cov_type,
+        bias_reduction=bias_reduction,
+        tol=tol,
+        max_iter=max_iter,
+    )
+
+
+def _check_options(corstr: str, cov_type: str) -> None:
     if cov_type not in COV_TYPES:
         raise AnalysisError(
             f"cov_type must be one of {', '.join(map(repr, COV_TYPES))}, not {cov_type!r}."
         )
     if corstr not in CORSTRS:
         raise AnalysisError(f"corstr must be one of {', '.join(CORSTRS)}, not {corstr!r}.")
-    rows = fitted_rows(t, f, ps)
+
+
+def _variables(rows: FittedRows, f: Formula, long_table: bool) -> tuple[FittedRows, list[str]]:
+    """The rows with the formula's variables evaluated, and which variables are factors."""
+    data, y, notes = evaluate_variables(f, rows.data), rows.y, list(rows.notes)
+    numeric = [v for v in f.variables if f.spec(v).kind == "numeric"]
+    bad = data[numeric].isna().any(axis=1).to_numpy() if numeric else np.zeros(len(y), bool)
+    if bad.all():
+        raise TableError(f"formula {f.text!r}: {numeric[0]!r} is undefined on every row.")
+    if bad.any():
+        notes.append(
+            f"{int(bad.sum())} rows where {', '.join(numeric)} is undefined were excluded."
+        )
+        data, y = data.loc[~bad].reset_index(drop=True), y[~bad]
+    factors = [v for v in f.variables if is_factor(data, v, f.spec(v).kind, long_table)]
+    return FittedRows(data, y, notes), factors
+
+
+def _separation(
+    design: ModelDesign, y: np.ndarray, cells: pd.DataFrame, bias_reduction: bool | str
+) -> tuple[pd.DataFrame, list[str]]:
+    """Add a separating linear combination (when no factor cell explains it) to ``cells``."""
+    if not cells.empty or bias_reduction is True:
+        return cells, []
+    n = np.bincount(design.row_of, minlength=len(design.grid)).astype(float)
+    ys = np.bincount(design.row_of, weights=y, minlength=len(design.grid))
+    found = linear_separation(design.x, n, ys, design.names)
+    if found.empty:
+        return cells, []
+    r = found.iloc[0]
+    if bias_reduction is False:
+        raise TableError(
+            f"separation: the combination {r['cell']} separates the response ({r['n_rows']} "
+            "rows); refit with bias_reduction='auto' to keep it by a bias-reduced fit."
+        )
+    note = (
+        f"separation: the combination {r['cell']} of the design columns separates the "
+        f"response ({r['n_rows']} rows; found by the linear program of R's "
+        "detectseparation), so the plain estimate is infinite: the whole model is fitted by "
+        "the bias-reduced (Firth-type) estimating equation, which keeps every estimate finite."
+    )
+    return found, [note]
+
+
+def fit_rows(
+    rows: FittedRows,
+    f: Formula,
+    clusters: Sequence[str],
+    cluster_label: str | tuple[str, ...] | None,
+    *,
+    long_table: bool,
+    levels: Mapping[str, Sequence[object]] | None = None,
+    corstr: str = "exchangeable",
+    cov_type: str = "robust",
+    bias_reduction: bool | str = "auto",
+    tol: float = 1e-10,
+    max_iter: int = 100,
+) -> GEEResult:
+    """Fit the GEE of ``f`` to rows already selected (the steps of the module docstring).
+
+    Parameters
+    ----------
+    rows
+        The fitted rows with their 0/1 response and notes.
+    f
+        The parsed formula.
+    clusters
+        The cluster columns of ``rows.data``.
+    cluster_label
+        How the caller named the clusters (kept in the result).
+    long_table
+        Whether the rows are a long table's (its id columns are factors).
+    levels, corstr, cov_type, bias_reduction, tol, max_iter
+        As :func:`gee`.
+
+    Returns
+    -------
+    GEEResult
+        As :func:`gee`.
+    """
+    _check_options(corstr, cov_type)
+    rows, factors = _variables(rows, f, long_table)
     data, y, notes = rows.data, rows.y, list(rows.notes)
-    factors = [v for v in f.variables if is_factor(data, v)]
     terms, dropped, flat_notes = drop_flat_terms(data, factors, list(f.terms))
     notes += flat_notes
     separation, reduce, sep_notes = check_separation(
         y, data, factors, terms, f.response, bias_reduction
     )
-    notes += sep_notes
-    fit_formula = Formula(f.text, f.response, f.variables, tuple(terms))
+    fit_formula = f.with_terms(terms)
     user_levels = dict(levels or {})
     lev = {v: factor_levels(data[v], user_levels.get(v), v) for v in factors}
     design = build_model_design(fit_formula, data, lev)
+    separation, lp_notes = _separation(design, y, separation, bias_reduction)
+    notes += sep_notes + lp_notes
+    reduce = reduce or bool(lp_notes)
     if design.aliased:
         notes.append(
             f"{len(design.aliased)} design column(s) are not estimable from the fitted rows "
             f"and were dropped (aliased): {', '.join(design.aliased)}."
         )
-    cells, cluster_sizes = aggregate_cells(data, y, design, CLUSTERS[cluster])
+    cells, cluster_sizes = aggregate_cells(data, y, design, clusters)
     raw = solve_gee(cells, corstr=corstr, bias_reduction=reduce, tol=tol, max_iter=max_iter)
     notes += solver_notes(raw)
     cov = covariance(cov_type, raw, cells)
     b_sum, v_sum, term_of_sum = sum_coded(fit_formula, design, lev, raw.params, cov)
     names = design.names
-    grid = design.grid.assign(
-        n=np.bincount(design.row_of, minlength=len(design.grid)),
-        y_sum=np.bincount(design.row_of, weights=y, minlength=len(design.grid)),
-    )
+    numeric = [c for v in fit_formula.variables if v not in lev for c in f.spec(v).columns]
     result = GEEResult(
-        formula=text,
+        formula=f.text,
         response=f.response,
-        cluster=cluster,
+        cluster=cluster_label,
         terms=terms,
         params=pd.Series(raw.params, index=names),
         cov=pd.DataFrame(cov, index=names, columns=names),
@@ -238,16 +362,24 @@ def gee_loaded(
         iterations=raw.iterations,
         converged=raw.converged,
         notes=notes,
-        separation=separation.reindex(columns=SEPARATION_COLUMNS),
+        separation=separation.reset_index(drop=True).reindex(columns=SEPARATION_COLUMNS),
         dropped_terms=dropped,
         aliased=design.aliased,
         levels=lev,
-        grid=grid,
+        grid=design.grid.assign(
+            n=np.bincount(design.row_of, minlength=len(design.grid)),
+            y_sum=np.bincount(design.row_of, weights=y, minlength=len(design.grid)),
+        ),
         corstr=corstr,
         cov_type=cov_type,
         bias_reduced=raw.bias_reduced,
         full_names=design.full_names,
         null_basis=design.null_basis,
+        model_formula=fit_formula,
+        covariates={
+            c: pd.to_numeric(data[c], errors="coerce").to_numpy(dtype=float)
+            for c in dict.fromkeys(numeric)
+        },
         _term_of=design.term_of,
         _term_of_sum=term_of_sum,
     )

@@ -13,7 +13,6 @@ formula of their own): the model and its references are in :mod:`analyses.gee.fi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -21,6 +20,7 @@ import pandas as pd
 from analyses._counts import MIN_SET, PromptSets, prompt_sets
 from analyses._data import REFERENCE, correct_column
 from analyses.gee.formula import Formula, parse_formula
+from analyses.gee.rows import FittedRows, binary_response
 from robustness.core.table import TableError
 
 __all__ = [
@@ -37,15 +37,6 @@ DEFAULT_FORMULA = "agree ~ model + dataset_type * category + model:category"
 COMPUTED = ("agree", "correct", "flip")
 #: The long table's clusters: items (shared by the models), or one model's items.
 CLUSTERS = {"item": ("dataset", "item_id"), "model_item": ("model", "dataset", "item_id")}
-
-
-@dataclass(frozen=True)
-class FittedRows:
-    """The fitted rows (``data``), their 0/1 response ``y`` and the notes on rows left out."""
-
-    data: pd.DataFrame
-    y: np.ndarray
-    notes: list[str]
 
 
 def formula_columns(columns: Sequence[str], formula: str | None = None) -> list[str]:
@@ -80,7 +71,7 @@ def columns_of(f: Formula, columns: Sequence[str]) -> list[str]:
     """:func:`formula_columns` of a formula already parsed (the fit parses it once)."""
     text = f.text
     cols = list(columns)
-    missing = [v for v in f.variables if v not in cols]
+    missing = [v for v in f.columns if v not in cols]
     if missing:
         raise TableError(
             f"formula {text!r} names column(s) {', '.join(map(repr, missing))} that the table "
@@ -91,7 +82,7 @@ def columns_of(f: Formula, columns: Sequence[str]) -> list[str]:
             f"formula {text!r}: the response {f.response!r} is not a column of the "
             f"table and not one of {', '.join(COMPUTED)} (computed)."
         )
-    return [c for c in (f.response, *f.variables) if c in cols]
+    return [c for c in (f.response, *f.columns) if c in cols]
 
 
 def _response(
@@ -99,18 +90,7 @@ def _response(
 ) -> np.ndarray:
     """The response per row as 0.0 / 1.0 / NaN: a user column or a computed outcome."""
     if response in user_columns:
-        col = t[response]
-        values = pd.to_numeric(
-            col.astype("Float64") if col.dtype == "boolean" else col, errors="coerce"
-        ).to_numpy(dtype=float, na_value=np.nan)
-        bad = ~np.isnan(values) & ~np.isin(values, (0.0, 1.0))
-        if bad.any():
-            pos = int(np.flatnonzero(bad)[0])
-            raise TableError(
-                f"column {response!r}, row {pos}: {col.iloc[pos]!r} is not 0/1 "
-                "(a binomial GEE needs a binary response)."
-            )
-        return values
+        return binary_response(t[response], response)
     if ps is None:
         ps = prompt_sets(t)
     if response == "agree":
@@ -170,7 +150,7 @@ def fitted_rows(t: pd.DataFrame, f: Formula, ps: PromptSets | None = None) -> Fi
     valid = t["valid"].to_numpy(dtype=bool, na_value=False)
     perturbed = (t["category"] != REFERENCE).to_numpy()
     var_missing = np.zeros(len(t), dtype=bool)
-    for v in f.variables:
+    for v in f.columns:
         var_missing |= t[v].isna().to_numpy()
     use = perturbed & valid & ~np.isnan(y_all) & ~var_missing
     n_invalid = int((perturbed & ~valid).sum())

@@ -14,7 +14,7 @@ Fox, J. & Weisberg, S. (2019). An R Companion to Applied Regression, 3rd ed., ch
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,7 +22,9 @@ import pandas as pd
 from scipy import stats
 
 from analyses.gee.emmeans import marginal_means
-from analyses.gee.type_contrasts import type_contrasts
+from analyses.gee.formula import Formula
+from analyses.gee.type_contrasts import CONTRAST_COLUMNS, type_contrasts
+from analyses.gee.wald import COLUMNS as WALD_COLUMNS
 from analyses.gee.wald import wald_type2, wald_type3
 from robustness.core.errors import AnalysisError
 
@@ -37,7 +39,10 @@ class GEEResult:
     ----------
     params, bse, cov
         Coefficients, robust standard errors and robust (sandwich) covariance
-        (treatment coding, R's names; aliased columns left out).
+        (treatment coding, R's names; aliased columns left out); ``bse_robust`` and
+        ``bse_model`` name the robust and the model-based standard errors apart.
+    cov_naive
+        The model-based covariance phi B^{-1} (geepack's ``vbeta.naiv``).
     params_sum, cov_sum
         The same fit in sum-to-zero coding (used for Type III).
     alpha, scale
@@ -48,9 +53,17 @@ class GEEResult:
         Whether the bias-reduced equation was solved (there were separated cells).
     notes
         Sentences about what was excluded, dropped, withheld or adjusted, and why.
+    converged
+        Whether the solver converged; when it did not, :attr:`withheld` says why the
+        Wald tests, marginal means and contrasts are withheld (empty tables).
     separation
         Cells whose response is constant (columns ``term, cell, n_rows, value``);
         they stay in the fit.
+    model_formula
+        The parsed formula with the fitted terms (for the reference grid).
+    covariates
+        Each numeric column the model reads -> its values on the fitted rows (for the
+        reference grid's covariate levels, emmeans' ``cov.keep`` and ``cov.reduce``).
     grid
         The distinct combinations of the model's variables in the fitted rows, with
         their row count ``n`` and response sum ``y_sum``.
@@ -58,7 +71,7 @@ class GEEResult:
 
     formula: str
     response: str
-    cluster: str
+    cluster: str | tuple[str, ...] | None
     terms: list[tuple[str, ...]]
     params: pd.Series
     cov: pd.DataFrame
@@ -80,6 +93,8 @@ class GEEResult:
     grid: pd.DataFrame = field(repr=False)
     corstr: str = "exchangeable"
     cov_type: str = "robust"
+    model_formula: Formula | None = field(default=None, repr=False)
+    covariates: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
     bias_reduced: bool = False
     full_names: tuple[str, ...] = field(default=(), repr=False)
     null_basis: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)), repr=False)
@@ -88,8 +103,41 @@ class GEEResult:
 
     @property
     def bse(self) -> pd.Series:
-        """Robust standard errors."""
+        """Robust standard errors (from ``cov``; the same as :attr:`bse_robust`)."""
         return pd.Series(np.sqrt(np.diag(self.cov.to_numpy())), index=self.params.index)
+
+    @property
+    def bse_robust(self) -> pd.Series:
+        """Robust (sandwich, or the ``cov_type`` correction) standard errors."""
+        return self.bse
+
+    @property
+    def bse_model(self) -> pd.Series:
+        """Model-based standard errors, named apart from the robust ones.
+
+        Bias-reduced fit: sqrt(diag(B^{-1})), the dispersion fixed at 1 as for a
+        binomial GLM -- brglm2's ``summary(glm(..., method = "brglmFit"))`` standard
+        errors, that is sqrt(diag(cov_naive) / scale), since ``cov_naive`` = phi B^{-1}
+        carries the estimated dispersion phi.  Plain fit: sqrt(diag(cov_naive)), geepack's
+        naive (model-based) standard errors, phi included.
+        """
+        v = self.cov_naive.to_numpy() / (self.scale if self.bias_reduced else 1.0)
+        return pd.Series(np.sqrt(np.diag(v)), index=self.params.index)
+
+    @property
+    def withheld(self) -> str:
+        """Why the tests and means of this fit are withheld ('' when they are published)."""
+        if self.converged:
+            return ""
+        return (
+            f"the GEE did not converge in {self.iterations} iterations, so its Wald tests, "
+            "marginal means and contrasts are withheld (an unconverged estimate is not one)"
+        )
+
+    def _withheld_table(self, columns: Sequence[str]) -> pd.DataFrame:
+        table = pd.DataFrame(columns=list(columns))
+        table.attrs["notes"] = [self.withheld + "."]
+        return table
 
     @property
     def term_labels(self) -> list[str]:
@@ -147,6 +195,12 @@ class GEEResult:
         "Wald")`` on a full-rank design; rank-deficient cases as in
         :mod:`analyses.gee.wald` (``attrs['notes']`` names withheld terms).
         """
+        if type not in (2, "2", "II", 3, "3", "III"):
+            raise AnalysisError(f"type must be 2 or 3, not {type!r}.")
+        if self.withheld:
+            table = self._withheld_table(WALD_COLUMNS)
+            table["dof"] = table["dof"].astype(int)
+            return table
         if type in (2, "2", "II"):
             return wald_type2(
                 self.params.to_numpy(), self.cov.to_numpy(), self._term_of, self.terms
@@ -165,10 +219,18 @@ class GEEResult:
         by: Sequence[str] = ("dataset_type", "category"),
         level: float = 0.95,
         scale: str = "link",
+        cov_keep: int = 2,
+        cov_reduce: Callable[[np.ndarray], float] | Mapping[str, float] | None = None,
     ) -> pd.DataFrame:
         """Estimated marginal mean per cell of ``by``, as emmeans (:mod:`analyses.gee.emmeans`)."""
-        return marginal_means(self, by=by, level=level, scale=scale)
+        if self.withheld:
+            return self._withheld_table([*by, "estimate", "se", "ci_low", "ci_high"])
+        return marginal_means(
+            self, by=by, level=level, scale=scale, cov_keep=cov_keep, cov_reduce=cov_reduce
+        )
 
     def contrasts(self, level: float = 0.95) -> pd.DataFrame:
         """Objective - subjective contrasts, Holm-adjusted (:mod:`analyses.gee.type_contrasts`)."""
+        if self.withheld:
+            return self._withheld_table(CONTRAST_COLUMNS)
         return type_contrasts(self, level=level)

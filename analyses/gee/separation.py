@@ -173,3 +173,81 @@ def check_separation(
             f"bias_reduction must be 'auto', True or False, not {bias_reduction!r}."
         )
     return cells.reset_index(drop=True), reduce, notes
+
+
+def linear_separation(
+    x: np.ndarray, n: np.ndarray, ysum: np.ndarray, names: Sequence[str]
+) -> pd.DataFrame:
+    """A linear combination of the design columns that separates the outcome, if any.
+
+    Parameters
+    ----------
+    x
+        The distinct design rows (U x p, full column rank).
+    n, ysum
+        Rows and sum of the 0/1 outcome per design row.
+    names
+        The design columns' names.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Empty when no combination separates; otherwise one row (``term, cell, n_rows,
+        value``): ``term`` the columns involved, ``cell`` the combination d' x (d scaled
+        to a largest entry of 1), ``n_rows`` the rows with d' x != 0 and ``value`` their
+        outcome (1, 0, or -1 when both signs occur).
+
+    Notes
+    -----
+    The linear program of Konis (2007), as R's ``detectseparation`` solves it:
+    maximise sum_i s_i x_i' d subject to s_i x_i' d >= 0 for every row i (s_i = 2 y_i - 1)
+    and -1 <= d_j <= 1.  Rows with both outcomes force x_u' d = 0.  The optimum is 0
+    unless the data are (quasi-)completely separated; any d with a positive value
+    then has an infinite maximum-likelihood estimate along it (Albert & Anderson 1984).
+
+    References
+    ----------
+    Albert & Anderson (1984); Konis, K. (2007). Linear programming algorithms for
+    detecting separated data in binary logistic regression models. DPhil thesis,
+    University of Oxford.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.array([[1.0, 0.0], [1.0, 1.0]])         # intercept, a 0/1 column
+    >>> linear_separation(x, np.array([5.0, 3.0]), np.array([2.0, 3.0]), ["(Intercept)", "nv"])
+    ... # doctest: +NORMALIZE_WHITESPACE
+      term    cell  n_rows  value
+    0   nv  1 * nv       3      1
+    """
+    from scipy.optimize import linprog
+
+    ones, zeros = ysum, n - ysum
+    both = (ones > 0) & (zeros > 0)
+    s = np.where(ones > 0, 1.0, -1.0)
+    pure = ~both
+    a_ub = -(s[pure, None] * x[pure])  # s x' d >= 0
+    weight = np.where(pure, n, 0.0)
+    c = -(weight * s) @ x  # maximise sum over pure rows of n s x' d
+    res = linprog(
+        c,
+        A_ub=a_ub if a_ub.size else None,
+        b_ub=np.zeros(a_ub.shape[0]) if a_ub.size else None,
+        A_eq=x[both] if both.any() else None,
+        b_eq=np.zeros(int(both.sum())) if both.any() else None,
+        bounds=[(-1.0, 1.0)] * x.shape[1],
+        method="highs",
+    )
+    scale = float(np.sum(n) * max(np.abs(x).max(), 1.0))
+    if res.status != 0 or -res.fun <= 1e-9 * scale:
+        return pd.DataFrame(columns=COLUMNS)
+    d = np.asarray(res.x)
+    d = np.where(np.abs(d) > 1e-7 * np.abs(d).max(), d, 0.0) / np.abs(d).max()
+    eta = x @ d
+    hit = np.abs(eta) > 1e-7 * max(float(np.abs(eta).max()), 1.0)
+    used = [nm for nm, v in zip(names, d, strict=True) if v != 0]
+    cell = " + ".join(f"{v:.4g} * {nm}" for nm, v in zip(names, d, strict=True) if v != 0)
+    outcomes = set(np.where(eta[hit] > 0, 1, 0).tolist()) if hit.any() else set()
+    value = outcomes.pop() if len(outcomes) == 1 else -1
+    row = {"term": ":".join(used), "cell": cell, "n_rows": int(n[hit].sum()), "value": value}
+    return pd.DataFrame([row], columns=COLUMNS)

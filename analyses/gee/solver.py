@@ -356,7 +356,7 @@ def solver_notes(raw: SolverFit) -> list[str]:
     if not raw.converged:
         notes.append(
             f"the GEE did not converge in {raw.iterations} iterations (last step "
-            f"{raw.max_step:.3g}); treat its numbers with care."
+            f"{raw.max_step:.3g}); its Wald tests, marginal means and contrasts are withheld."
         )
     if raw.not_positive_definite:
         size = int(np.ceil(1 - 1 / raw.alpha))  # 1 - a + n a <= 0 from this n on (a < 0)
