@@ -144,9 +144,12 @@ def reference_grid(
     f = fit.model_formula or parse_formula(fit.formula).with_terms(fit.terms)
     factors = [v for v in f.variables if v in fit.levels]
     covariates = _covariates(fit, f)
-    kept = {c: _kept_levels(vals, cov_keep) for c, vals in covariates.items()}
-    kept = {c: lev for c, lev in kept.items() if lev is not None}
-    dims = {**{v: list(fit.levels[v]) for v in factors}, **kept}
+    kept: dict[str, list[object]] = {}
+    for c, vals in covariates.items():
+        lev = _kept_levels(vals, cov_keep)
+        if lev is not None:
+            kept[c] = list(lev)
+    dims: dict[str, list[object]] = {**{v: list(fit.levels[v]) for v in factors}, **kept}
     rows = pd.DataFrame(list(itertools.product(*dims.values())), columns=list(dims))
     for inner, outer in _nesting(fit, factors):
         seen = set(map(tuple, fit.grid[[inner, outer]].drop_duplicates().to_numpy()))

@@ -47,7 +47,7 @@ from analyses.gee.covariance import COV_TYPES, covariance
 from analyses.gee.design import ModelDesign, build_model_design, sum_coded
 from analyses.gee.factors import drop_flat_terms, factor_levels, is_factor
 from analyses.gee.formula import Formula, evaluate_variables, parse_formula
-from analyses.gee.long_table import CLUSTERS, DEFAULT_FORMULA, columns_of, fitted_rows
+from analyses.gee.long_table import CLUSTERS, COMPUTED, DEFAULT_FORMULA, columns_of, fitted_rows
 from analyses.gee.result import GEEResult
 from analyses.gee.rows import FittedRows, cluster_columns, contiguity_note, frame_rows
 from analyses.gee.separation import COLUMNS as SEPARATION_COLUMNS
@@ -170,6 +170,12 @@ def gee(
     if isinstance(cluster, str) and cluster in CLUSTERS and cluster not in df.columns:
         t = load(df, optional=("gold", "correct", *columns_of(f, df.columns)))
         return gee_loaded(t, f, cluster, **options)  # type: ignore[arg-type]
+    if f.response in COMPUTED and f.response not in df.columns:
+        raise TableError(
+            f"formula {f.text!r}: the response {f.response!r} is not a column of the frame; "
+            "it is computed from a long table, whose clusters are 'item' or 'model_item' "
+            f"(cluster={cluster!r} fits the frame as any data, with its own columns)."
+        )
     clusters = cluster_columns(df, cluster)
     rows = frame_rows(df, f, clusters)
     rows.notes.extend(contiguity_note(rows.data, clusters))

@@ -211,11 +211,9 @@ class _Walker:
             raise _fail(self.text, f"{value!r} is not a term")
         source = str(getattr(token, "source", "") or "")
         start, end = getattr(token, "source_start", None), getattr(token, "source_end", None)
-        expr = (
-            source[start : end + 1].strip()
-            if kind == "python" and source and start is not None
-            else value
-        )
+        expr = value
+        if kind == "python" and source and start is not None and end is not None:
+            expr = source[int(start) : int(end) + 1].strip()
         spec = _factor_spec(expr, self.text)
         if expr not in self.specs:
             self.specs[expr] = spec
@@ -346,8 +344,8 @@ def parse_formula(text: str) -> Formula:
         raise _fail(text, f"the response {response!r} is also a term")
     order = {v: k for k, v in enumerate(walker.order)}
     real = [t for t in terms if t]
-    first = {t: k for k, t in enumerate(real)}
-    ranked = sorted(real, key=lambda t: (len(t), first[t]))
+    appearance = {t: k for k, t in enumerate(real)}
+    ranked = sorted(real, key=lambda t: (len(t), appearance[t]))
     named = tuple(tuple(sorted(t, key=order.__getitem__)) for t in ranked)
     used = [v for v in walker.order if any(v in t for t in named)]
     specs = tuple(walker.specs[v] for v in used)
@@ -358,7 +356,7 @@ def _numeric(node: ast.AST, frame: pd.DataFrame) -> np.ndarray:
     if isinstance(node, ast.Name):
         return np.asarray(pd.to_numeric(frame[node.id], errors="coerce"), dtype=float)
     if isinstance(node, ast.Constant):
-        return np.full(len(frame), float(node.value))
+        return np.full(len(frame), float(node.value))  # type: ignore[arg-type]
     if isinstance(node, ast.UnaryOp):
         value = _numeric(node.operand, frame)
         return -value if isinstance(node.op, ast.USub) else value

@@ -12,6 +12,7 @@
 #   endometrial:   glm(HG ~ NV + PI + EH, binomial, method = "brglmFit") (AS_mean): coefficients,
 #                  model-based SE from summary(), and the sandwich (X'WX)^-1 X'diag(r^2)X (X'WX)^-1
 #                  by hand (each row its own cluster).
+# Type II in R's default treatment coding, Type III refitted in contr.sum coding.
 # OUT.csv: case, quantity, name, value (17 significant digits).
 suppressPackageStartupMessages({
   library(geepack); library(car); library(emmeans); library(brglm2)
@@ -32,11 +33,17 @@ gee_case <- function(case, form, d, id) {
   put(case, "se_robust", rownames(co), co[, "Std.err"])
   put(case, "alpha", "", fit$geese$alpha)
   put(case, "scale", "", fit$geese$gamma)
-  for (type in 2:3) {
-    a <- Anova(fit, type = type, test.statistic = "Wald")
-    put(case, paste0("wald", type, "_chi2"), rownames(a), a[, "Chisq"])
-    put(case, paste0("wald", type, "_df"), rownames(a), a[, "Df"])
-  }
+  a <- Anova(fit, type = 2, test.statistic = "Wald")
+  put(case, "wald2_chi2", rownames(a), a[, "Chisq"])
+  put(case, "wald2_df", rownames(a), a[, "Df"])
+  # Type III in sum-to-zero coding, as car's documentation asks (and as analyses.gee tests)
+  old <- options(contrasts = c("contr.sum", "contr.poly"))
+  fit_sum <- geeglm(form, id = id, data = d, family = binomial, corstr = "exchangeable",
+                    control = ctl)
+  options(old)
+  a <- Anova(fit_sum, type = 3, test.statistic = "Wald")
+  put(case, "wald3_chi2", rownames(a), a[, "Chisq"])
+  put(case, "wald3_df", rownames(a), a[, "Df"])
   fit
 }
 emm <- function(case, fit, spec, tag, d) {
