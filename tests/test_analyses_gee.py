@@ -45,6 +45,9 @@ def test_formula_terms_in_r_order():
     assert parse_formula("y ~ a * b - a:b").labels == ["a", "b"]
     assert parse_formula("y ~ a*b*c").labels == ["a", "b", "c", "a:b", "a:c", "b:c", "a:b:c"]
     assert parse_formula("y ~ 1 + a").labels == ["a"]
+    assert parse_formula("y ~ (a + b + c)^2").labels == ["a", "b", "c", "a:b", "a:c", "b:c"]
+    assert parse_formula("y ~ a / b").labels == ["a", "a:b"]
+    assert parse_formula("y ~ `x y` + C(z)").columns == ("x y", "z")
 
 
 @pytest.mark.parametrize(
@@ -56,6 +59,8 @@ def test_formula_terms_in_r_order():
         ("agree ~ model + ", "missing"),
         ("agree ~ model $ 2", "'\\$'"),
         ("agree ~ os.system(1)", "only log"),
+        ("agree ~ .", "'.' is not supported"),
+        ("agree ~ a[0]", "Subscript is not allowed"),
         ("agree ~ (model + category", "parenthesis"),
         ("agree ~ agree + model", "also a term"),
     ],

@@ -214,7 +214,9 @@ class _Walker:
         expr = value
         if kind == "python" and source and start is not None and end is not None:
             expr = source[int(start) : int(end) + 1].strip()
-        spec = _factor_spec(expr, self.text)
+        spec = (
+            FactorSpec(expr, "auto", (expr,)) if kind == "name" else _factor_spec(expr, self.text)
+        )
         if expr not in self.specs:
             self.specs[expr] = spec
             self.order.append(expr)
@@ -223,7 +225,9 @@ class _Walker:
     def node(self, n: Any) -> list[frozenset[str]]:
         if not hasattr(n, "operator"):
             return self.leaf(n)
-        op, args = n.operator.symbol, n.args
+        op, args = n.operator.symbol, list(n.args)
+        if not args or len(args) > 2:
+            raise _fail(self.text, f"the operator {op!r} is not supported here")
         if len(args) == 1:
             inner = self.node(args[0])
             if op == "+":
@@ -339,6 +343,8 @@ def parse_formula(text: str) -> Formula:
     except (ValueError, TypeError) as exc:
         raise _fail(text, str(exc).splitlines()[0].rstrip(".")) from None
     walker = _Walker(text)
+    if not hasattr(tree, "args") or len(tree.args) != 2:
+        raise _fail(text, "it must read 'response ~ terms' with one '~'")
     terms = walker.node(tree.args[1])
     if response in walker.order or any(response in s.columns for s in walker.specs.values()):
         raise _fail(text, f"the response {response!r} is also a term")
