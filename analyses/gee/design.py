@@ -92,7 +92,7 @@ def build_design(
     (('(Intercept)', 'aq', 'bv', 'aq:bv'), [[1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0]])
     """
     term_sets = [frozenset(t) for t in formula.terms]
-    present = {frozenset()} | set(term_sets)
+    present: set[frozenset[str]] = {frozenset()} | set(term_sets)
     n = len(rows)
     blocks = [np.ones((n, 1))]
     names = ["(Intercept)"]
