@@ -31,20 +31,16 @@ if TYPE_CHECKING:  # the public names, each once: read by lazy_exports, seen by 
     )
     from analyses.bootstrap import bootstrap_agreement, bootstrap_items
     from analyses.cochran import cochran_q
-    from analyses.comparison import (
-        invalid_as_disagreement,
-        invalid_gaps,
-        invalid_rates,
-        shared_families,
-        type_table,
-    )
     from analyses.concordance import kendall_w
+    from analyses.confidence import confidence_sensitivity
     from analyses.contrasts import contrast_rows, contrasts_by_model
+    from analyses.dataset_agreement import dataset_means
+    from analyses.flip_means import flip_summary
+    from analyses.fragile import fragile_items
     from analyses.gee import DEFAULT_FORMULA, GEEResult, gee
     from analyses.marginal import marginal_means, type_contrasts
     from analyses.models import DATASET_FORMULA, TYPE_FORMULA, ModelFit, fit_models
     from analyses.paired import mcnemar
-    from analyses.pipeline import AnalysisResult, analyze, analyze_path
     from analyses.posix import PosixResult, posix, posix_from_runner, posix_table
     from analyses.power import power, solve_items
     from analyses.power_model import Design, Effects, assumed_effects, effects_from_pilot
@@ -52,15 +48,20 @@ if TYPE_CHECKING:  # the public names, each once: read by lazy_exports, seen by 
     from analyses.ranking import model_ranks, ranking_tables, spread_resolution
     from analyses.separation import find_separation
     from analyses.spread import format_accuracy, format_spread
-    from analyses.summaries import (
-        confidence_sensitivity,
-        dataset_means,
-        flip_summary,
-        fragile_items,
-    )
     from analyses.synthetic import synthetic_table
     from analyses.thompson import ThompsonResult, thompson_search
+    from analyses.type_comparison import (
+        invalid_as_disagreement,
+        invalid_gaps,
+        invalid_rates,
+        shared_families,
+        type_table,
+    )
     from analyses.wald import wald_type2, wald_type3
+
+    # orchestration, resolved on first use only (robustness/analysis/; tests/test_layers.py)
+    from robustness.analysis.pipeline import analyze, analyze_path
+    from robustness.analysis.result import AnalysisResult
 
 
 lazy_exports(__name__)

@@ -27,8 +27,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from analyses._counts import prompt_sets
-from analyses._data import REFERENCE
+from analyses.prompt_sets import prompt_sets
+from analyses.table_input import REFERENCE
 from analyses.agreement import items_frame
 from analyses.gee import gee_loaded
 from analyses.marginal import CONTRAST_COLUMNS as FIT_COLUMNS

@@ -38,8 +38,6 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from analyses._counts import PromptSets
-from analyses._data import load
 from analyses.formula import Formula, parse_formula
 from analyses.gee_rows import DEFAULT_FORMULA, fitted_rows, formula_columns
 from analyses.gee_solver import CORSTRS, solve_gee
@@ -54,7 +52,9 @@ from analyses.gee_steps import (
     solver_notes,
     sum_coded,
 )
+from analyses.prompt_sets import PromptSets
 from analyses.separation import COLUMNS as SEPARATION_COLUMNS
+from analyses.table_input import load
 from analyses.wald import wald_type2, wald_type3
 from robustness.core.errors import AnalysisError
 from robustness.core.table import TableError
@@ -317,7 +317,7 @@ def gee_loaded(
     Parameters
     ----------
     t
-        A table checked by ``analyses._data.load`` that keeps the formula's columns.
+        A table checked by ``analyses.table_input.load`` that keeps the formula's columns.
     formula, cluster, levels, corstr, bias_reduction, tol, max_iter
         As :func:`gee`.
     ps

@@ -24,11 +24,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analyses._data import codes
 from analyses.design import build_design, independent_columns
 from analyses.formula import Formula
 from analyses.gee_solver import Cells, SolverFit
 from analyses.separation import find_separation
+from analyses.table_input import codes
 from robustness.core.errors import AnalysisError
 from robustness.core.table import TableError
 

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from analyses._data import codes
+from analyses.table_input import codes
 
 __all__ = ["COLUMNS", "find_separation"]
 

@@ -7,12 +7,22 @@ the same Python, and compares every file they write byte for byte:
   (``../shared/data``), all families, ``--n 2`` and ``--n 5``, seed 0;
 - ``robustness analyze`` (tables, figures, report.html, report.md) on each table given with
   ``--table`` (default: a synthetic two-model table written by ``analyses.synthetic_table``, and
-  the committed GEE fixture table ``tests/fixtures/analyses/gee_table.csv``).
+  the committed GEE fixture table ``tests/fixtures/analyses/gee_table.csv``);
+- with ``--demo TABLE`` (the ``demo.parquet`` a ``robustness demo`` run wrote), the demo's own
+  analysis steps on it, as ``robustness demo`` calls them after its model run
+  (``analyses.analyze`` with the eight families and the printed summary, ``write_report``, the
+  headline), with the console text kept as ``console.txt`` and the headline as
+  ``headline.txt``, and ``robustness analyze`` on the same table.
+
+No output is normalised before the comparison: the report carries no time stamp and no
+version (the versions in the table's metadata are the table's, the same on both sides), and
+the figures are drawn by the one matplotlib both trees import.
 
 Usage::
 
     python bench/same_outputs.py --base main
     python bench/same_outputs.py --base 0bfe792 --table demo-out/demo.parquet
+    python bench/same_outputs.py --base main --demo demo-out/demo.parquet --no-perturb-shared
 
 Prints one line per output file that differs or exists on one side only, then a summary, and
 exits 1 when anything differs. Nothing is timed.
@@ -37,6 +47,26 @@ _SYNTHETIC = (
 )
 
 
+#: The analysis half of ``robustness demo`` (robustness/commands/demo.py) on a table it wrote;
+#: ``analyses.analyze`` is the public name in every revision (moved to robustness/analysis/).
+_DEMO_ANALYSIS = """
+import sys
+from pathlib import Path
+from rich.console import Console
+import analyses as an
+from robustness.core.names import FAMILY_ORDER
+from robustness.core.table import read_metadata, read_table
+from robustness.report import headline, write_report
+path, out = Path(sys.argv[1]), Path(sys.argv[2])
+out.mkdir(parents=True, exist_ok=True)
+with open(out / "console.txt", "w", encoding="utf-8") as text:
+    console = Console(file=text, width=140, color_system=None)
+    result = an.analyze(read_table(path), out, console=console, families=list(FAMILY_ORDER))
+write_report(result, out, read_metadata(path))
+(out / "headline.txt").write_text("\\n".join(headline(result).lines()), encoding="utf-8")
+"""
+
+
 def _run(tree: Path, args: list[str], env: dict[str, str]) -> None:
     """One command of the toolkit, imported from ``tree`` (not the installed copy)."""
     done = subprocess.run(
@@ -46,11 +76,12 @@ def _run(tree: Path, args: list[str], env: dict[str, str]) -> None:
         raise SystemExit(f"{tree}: {' '.join(args)} failed:\n{done.stderr[-3000:]}")
 
 
-def _outputs(tree: Path, out: Path, tables: list[Path]) -> None:
+def _outputs(tree: Path, out: Path, tables: list[Path], demo: Path | None, shared: bool) -> None:
     env = {**os.environ, "PYTHONPATH": str(tree), "HF_HUB_OFFLINE": "1", "MPLBACKEND": "Agg"}
     cli = ["-c", "from robustness.cli import main; main()"]
     sources = [("demo", [])]
-    sources += [(p.stem, [str(p)]) for p in sorted(SHARED.glob("*.jsonl"))]
+    if shared:
+        sources += [(p.stem, [str(p)]) for p in sorted(SHARED.glob("*.jsonl"))]
     for name, paths in sources:
         for n in (2, 5):
             target = out / "variants" / f"{name}-n{n}.jsonl"
@@ -58,6 +89,9 @@ def _outputs(tree: Path, out: Path, tables: list[Path]) -> None:
             _run(tree, [*cli, "perturb", *paths, "--n", str(n), "--out", str(target)], env)
     for k, table in enumerate(tables):
         _run(tree, [*cli, "analyze", str(table), "--out", str(out / f"analysis-{k}")], env)
+    if demo is not None:
+        _run(tree, ["-c", _DEMO_ANALYSIS, str(demo), str(out / "demo-analysis")], env)
+        _run(tree, [*cli, "analyze", str(demo), "--out", str(out / "demo-analyze")], env)
 
 
 def _digests(folder: Path) -> dict[str, str]:
@@ -72,7 +106,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", default="main", help="git revision to compare with")
     parser.add_argument("--table", action="append", type=Path, help="table(s) to analyse")
+    parser.add_argument("--demo", type=Path, help="a demo.parquet: the demo's analysis on it")
+    parser.add_argument(
+        "--no-perturb-shared",
+        dest="shared",
+        action="store_false",
+        help="perturb the bundled demo items only, not every ../shared/data file",
+    )
     args = parser.parse_args()
+    demo = args.demo.resolve() if args.demo else None
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         tables = [p.resolve() for p in args.table or []]
@@ -88,8 +130,8 @@ def main() -> int:
             check=True,
         )
         try:
-            _outputs(base, work / "base", tables)
-            _outputs(REPO, work / "head", tables)
+            _outputs(base, work / "base", tables, demo, args.shared)
+            _outputs(REPO, work / "head", tables, demo, args.shared)
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(base)], cwd=REPO)
         before, after = _digests(work / "base"), _digests(work / "head")

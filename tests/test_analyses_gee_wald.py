@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 
 from analyses import gee
-from analyses._data import codes, load
 from analyses.design import build_design, independent_columns
 from analyses.formula import Formula, parse_formula
 from analyses.gee_rows import fitted_rows
 from analyses.gee_steps import build_model_design
 from analyses.synthetic import synthetic_table
+from analyses.table_input import codes, load
 from analyses.wald import _pinv_psd, type2_hypothesis, wald_test
 
 GONE = ["option_order", "label_substitution", "framing"]

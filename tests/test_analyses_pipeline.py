@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pandas as pd
@@ -9,8 +10,8 @@ import pytest
 from rich.console import Console
 
 from analyses import agreement_rows
-from analyses.pipeline import analyze, analyze_path
 from analyses.synthetic import synthetic_table
+from robustness.analysis.pipeline import analyze, analyze_path
 from robustness.core.table import TableError, write_csv, write_parquet
 
 REQUIRED = {
@@ -68,7 +69,10 @@ def test_writes_every_table_with_its_columns(table, tmp_path):
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["n_invalid"] == int((~table.valid).sum()) == res.n_invalid
     assert res.fit is not None and res.fit.converged
-    assert res["agreement_items"].equals(res.tables["agreement_items"])
+    assert list(res.named_tables()) == list(summary["tables"])  # a field per file, in order
+    assert res.named_tables()["agreement_items"] is res.agreement_items
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        res.notes = []  # type: ignore[misc]
 
 
 def test_path_reads_parquet_and_csv(table, tmp_path):
@@ -78,7 +82,7 @@ def test_path_reads_parquet_and_csv(table, tmp_path):
     a = analyze_path(pq, tmp_path / "a")
     b = analyze_path(csv, tmp_path / "b", cluster="model_item")
     assert a.cluster == "item" and b.cluster == "model_item"
-    pd.testing.assert_frame_equal(a["agreement_by_type_category"], b["agreement_by_type_category"])
+    pd.testing.assert_frame_equal(a.agreement_by_type_category, b.agreement_by_type_category)
     with pytest.raises(TableError, match="no such table"):
         analyze_path(tmp_path / "missing.parquet", tmp_path / "c")
 

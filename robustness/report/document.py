@@ -1,6 +1,6 @@
 """The report as a document: sections of paragraphs, tables and figures, built from the result.
 
-:func:`build` turns an :class:`analyses.pipeline.AnalysisResult` (and the table's
+:func:`build` turns an :class:`robustness.analysis.pipeline.AnalysisResult` (and the table's
 metadata, and optionally a published study to compare with) into a list of
 :class:`Section`; :mod:`robustness.report.write` renders the same list as HTML and as
 Markdown, so both say the same thing. Nothing here reads the long table: every number
@@ -11,11 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from robustness.report.figures import category_order
+
+if TYPE_CHECKING:
+    from robustness.analysis.result import AnalysisResult
 
 __all__ = ["Block", "Section", "build", "method_text"]
 
@@ -59,10 +62,10 @@ def _models_line(m: Mapping[str, Any], entry: Mapping[str, Any]) -> str:
     return line
 
 
-def method_text(result: Any, meta: Mapping[str, Any]) -> list[str]:
+def method_text(result: AnalysisResult, meta: Mapping[str, Any]) -> list[str]:
     """Sentences describing how the table was made (from the study config when present)."""
     study = meta.get("study") or {}
-    items = result.tables["agreement_items"]
+    items = result.agreement_items
     datasets = items.groupby(["dataset", "dataset_type"])["item_id"].nunique().reset_index()
     parts = ", ".join(
         f"{r.dataset} ({r.dataset_type}, {r.item_id} items)" for r in datasets.itertuples()
@@ -103,16 +106,10 @@ def method_text(result: Any, meta: Mapping[str, Any]) -> list[str]:
         f"the type model ({result.formula}) and the dataset model of Kamal et al.'s Table 3 "
         f"({result.dataset_formula})."
     )
-    parser = sorted(
-        set(result.tables.get("parser_versions", pd.DataFrame(columns=["v"])).get("v", []))
-    )
-    if parser:
-        out.append(f"Generated answers were read by answer parser version(s) {', '.join(parser)}.")
     return out
 
 
-def _table(result: Any, name: str, caption: str, columns: list[str] | None = None) -> Block:
-    frame = result.tables.get(name)
+def _table(frame: pd.DataFrame | None, caption: str, columns: list[str] | None = None) -> Block:
     if frame is None:
         frame = pd.DataFrame()
     if columns is not None:
@@ -120,15 +117,14 @@ def _table(result: Any, name: str, caption: str, columns: list[str] | None = Non
     return Block(table=frame, caption=caption)
 
 
-def _wald_pair(result: Any, two: str, three: str) -> pd.DataFrame:
-    w2, w3 = result.tables.get(two), result.tables.get(three)
+def _wald_pair(w2: pd.DataFrame, w3: pd.DataFrame) -> pd.DataFrame:
     if w2 is None or not len(w2):
         return pd.DataFrame()
     return w2.merge(w3, on="term", how="outer", suffixes=("_II", "_III"))
 
 
 def build(
-    result: Any,
+    result: AnalysisResult,
     meta: Mapping[str, Any],
     head_lines: list[str],
     figures: Mapping[str, tuple[Any, str]],
@@ -162,14 +158,12 @@ def build(
             "Agreement (Table 2, like for like)",
             [
                 _table(
-                    result,
-                    "agreement_by_model_type_category",
+                    result.agreement_by_model_type_category,
                     "Mean agreement C_i per model by dataset type and category, 95% "
                     "item-bootstrap intervals; 'all' pools the families both types have",
                 ),
                 _table(
-                    result,
-                    "agreement_by_type_category",
+                    result.agreement_by_type_category,
                     "The same with the models pooled (labelled pooled)",
                 ),
                 *fig("dataset_by_category"),
@@ -184,44 +178,40 @@ def build(
             "Models: GEE Wald tests, marginal means and contrasts",
             [
                 Block(
-                    table=_wald_pair(result, "wald_type2", "wald_type3"),
+                    table=_wald_pair(result.wald_type2, result.wald_type3),
                     caption=f"Type model ({result.formula}): Wald chi-square, Type II and III",
                 ),
                 Block(
-                    table=_wald_pair(result, "wald_dataset_type2", "wald_dataset_type3"),
+                    table=_wald_pair(result.wald_dataset_type2, result.wald_dataset_type3),
                     caption=f"Dataset model, Kamal et al. Table 3 ({result.dataset_formula}): "
                     "Wald chi-square, Type II and III",
                 ),
                 _table(
-                    result,
-                    "marginal_means",
+                    result.marginal_means,
                     "Estimated marginal agreement, type model (delta-method 95% CI)",
                 ),
                 _table(
-                    result,
-                    "contrasts",
+                    result.contrasts,
                     "Objective - subjective contrasts per family, type model (Holm); the "
                     "reason where there is no value",
                 ),
                 _table(
-                    result,
-                    "contrasts_by_model",
+                    result.contrasts_by_model,
                     "The same, each model fitted on its own (agree ~ dataset_type * category)",
                 ),
-                _table(result, "separation", "Cells with constant agreement (separation)"),
+                _table(result.separation, "Cells with constant agreement (separation)"),
             ],
             "models",
         )
     )
-    if "ranking_swaps" in result.tables:  # two or more models (issue 15)
+    if result.has_ranking:  # two or more models (issue 15)
         secs.append(
             Section(
                 "Model rankings across prompts",
                 [
                     *fig("model_ranks"),
                     _table(
-                        result,
-                        "ranking_swaps",
+                        result.ranking_swaps,
                         "Share of (variant, model pair) comparisons whose order differs from "
                         "the reference: the original prompt's accuracy order (objective items) "
                         "or the order by agreement with the original answer averaged over the "
@@ -229,20 +219,17 @@ def build(
                         "reversed or tied",
                     ),
                     _table(
-                        result,
-                        "ranking_concordance",
+                        result.ranking_concordance,
                         "Kendall's W of the model rankings across each category's variants "
                         "(tie-corrected) with a permutation p-value",
                     ),
                     _table(
-                        result,
-                        "spread_resolution",
+                        result.spread_resolution,
                         "Spread as the error bar (FormatSpread): accuracy under the original "
                         "prompt and its spread over formats (original + formatting variants)",
                     ),
                     _table(
-                        result,
-                        "spread_pairs",
+                        result.spread_pairs,
                         "Model pairs: unresolved when the original-prompt accuracy difference "
                         "is smaller than either model's spread over formats",
                     ),
@@ -250,7 +237,7 @@ def build(
                 "rankings",
             )
         )
-    rates = result.tables.get("invalid_rates", pd.DataFrame())
+    rates = result.invalid_rates
     secs.append(
         Section(
             "Invalid answers",
@@ -267,8 +254,7 @@ def build(
                     caption="Invalid answers per model and dataset type, by reason",
                 ),
                 _table(
-                    result,
-                    "contrasts_invalid_as_disagreement",
+                    result.contrasts_invalid_as_disagreement,
                     "Sensitivity analysis: objective - subjective contrasts with every "
                     "invalid answer counted as disagreeing (type model, Holm)",
                 ),
@@ -282,8 +268,7 @@ def build(
             "Flip rates against the original prompt",
             [
                 _table(
-                    result,
-                    "flip_summary",
+                    result.flip_summary,
                     "Mean share of a category's valid variants that change the original "
                     "prompt's answer, per model and dataset type (defined where agreement is "
                     "not: a family with one variant per item)",
@@ -297,7 +282,7 @@ def build(
             "Prompt sensitivity (PSS, ProSA)",
             [
                 *fig("pss_distribution"),
-                _table(result, "pss", "PSS per model, dataset, category and score"),
+                _table(result.pss, "PSS per model, dataset, category and score"),
             ],
             "pss",
         )
@@ -309,13 +294,12 @@ def build(
                 *fig("format_accuracy"),
                 *fig("confidence_vs_pss"),
                 _table(
-                    result,
-                    "confidence_sensitivity",
+                    result.confidence_sensitivity,
                     "Confidence vs sensitivity per model: Pearson r with n and p "
                     f"(not computed below {result.min_items} items)",
                 ),
-                _table(result, "cochran", "Cochran's Q across categories per model and type"),
-                _table(result, "mcnemar", "McNemar between models"),
+                _table(result.cochran, "Cochran's Q across categories per model and type"),
+                _table(result.mcnemar, "McNemar between models"),
             ],
             "formats",
         )

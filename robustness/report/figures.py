@@ -62,7 +62,7 @@ def agreement_heatmap(items: pd.DataFrame) -> Figure:
 def type_by_category(cells: pd.DataFrame) -> Figure:
     """Objective vs subjective mean C_i by category with 95% intervals, one panel per model.
 
-    ``cells`` is the per-model Table 2 (``analyses.comparison.type_table``): ``model,
+    ``cells`` is the per-model Table 2 (``analyses.type_comparison.type_table``): ``model,
     category, objective, objective_ci_low, objective_ci_high, subjective, ...``; the
     ``all`` row (shared families) is drawn last, apart.
     """
@@ -101,7 +101,7 @@ def type_by_category(cells: pd.DataFrame) -> Figure:
 def dataset_by_category(means: pd.DataFrame) -> Figure:
     """Mean agreement by dataset and category, one panel per model (Kamal et al., Figure 1).
 
-    ``means`` is ``analyses.summaries.dataset_means`` output: ``model, dataset,
+    ``means`` is ``analyses.dataset_agreement.dataset_means`` output: ``model, dataset,
     dataset_type, category, c_i, n_items``. Objective datasets are drawn in blues,
     subjective ones in reds.
     """
@@ -202,7 +202,7 @@ def format_accuracy_plot(acc: pd.DataFrame) -> Figure:
 def confidence_vs_pss(points: pd.DataFrame, tests: pd.DataFrame | None = None) -> Figure:
     """Mean decoding confidence of an item's prompts against its S_i, one panel per model.
 
-    ``tests`` (``analyses.summaries.confidence_sensitivity``) puts n, r and p in each
+    ``tests`` (``analyses.confidence.confidence_sensitivity``) puts n, r and p in each
     panel's title; r is not shown where it was not computed (too few items).
     """
     models = list(dict.fromkeys(points["model"]))

@@ -2,7 +2,7 @@
 
 Every number compares the same families on both sides (the families both dataset types
 have; those one type lacks are named), model by model, with the item-bootstrap 95 %
-interval of the per-model Table 2 (:func:`analyses.comparison.type_table`), the number
+interval of the per-model Table 2 (:func:`analyses.type_comparison.type_table`), the number
 of items per type, the least stable family, the two Wald tests of the interaction and,
 when a model's invalid answers differ between the types, a warning.
 """
@@ -10,12 +10,15 @@ when a model's invalid answers differ between the types, a warning.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from analyses.numbers import fmt, fmt_dof, fmt_p
+from robustness.analysis.number_text import fmt, fmt_dof, fmt_p
+
+if TYPE_CHECKING:
+    from robustness.analysis.result import AnalysisResult
 
 __all__ = ["Headline", "ModelLine", "headline"]
 
@@ -145,9 +148,9 @@ def _wald_term(w: pd.DataFrame | None, term: str) -> tuple[float, int, float] | 
     return chi2, int(dof), float(r["p_value"])
 
 
-def headline(result: Any) -> Headline:
-    """The like-for-like headline of an :class:`analyses.pipeline.AnalysisResult`."""
-    per_model = result.tables["agreement_by_model_type_category"]
+def headline(result: AnalysisResult) -> Headline:
+    """The like-for-like headline of an :class:`robustness.analysis.pipeline.AnalysisResult`."""
+    per_model = result.agreement_by_model_type_category
     rows = per_model[per_model["category"] == "all"]
     scope = per_model[per_model["scope"] == "both types"]
     own = {str(m): tuple(sorted(g["category"])) for m, g in scope.groupby("model")}
@@ -166,7 +169,7 @@ def headline(result: Any) -> Headline:
         for r in rows.itertuples()
         if np.isfinite(r.objective) and np.isfinite(r.subjective)
     ]
-    items = result.tables["agreement_items"]
+    items = result.agreement_items
     pert = items[(items["category"] != "original") & items["c_i"].notna()]
     by_cat = pert.groupby("category")["c_i"].mean()
     asked = [c for c in items["category"].unique() if c != "original"]
@@ -178,8 +181,8 @@ def headline(result: Any) -> Headline:
         only=dict(getattr(result, "families_only", {})),
         least_stable=worst,
         least_stable_agreement=float(by_cat.min()) if len(by_cat) else float("nan"),
-        interaction=_wald_term(result.tables.get("wald_type2"), "dataset_type:category"),
-        dataset_interaction=_wald_term(result.tables.get("wald_dataset_type2"), "dataset:category"),
+        interaction=_wald_term(result.wald_type2, "dataset_type:category"),
+        dataset_interaction=_wald_term(result.wald_dataset_type2, "dataset:category"),
         thin=[
             label
             for label, fit in (

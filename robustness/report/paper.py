@@ -24,12 +24,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from robustness.core.errors import RobustnessError
+
+if TYPE_CHECKING:
+    from robustness.analysis.result import AnalysisResult
 
 __all__ = ["PAPERS", "Paper", "compare", "load_paper"]
 
@@ -80,10 +83,9 @@ def _run_value(fig: dict[str, Any], items: pd.DataFrame, paper: Paper) -> tuple[
     raise RobustnessError(f"paper figure {fig['id']!r}: unknown kind {kind!r}.")
 
 
-def _wald(tables: dict[str, pd.DataFrame], term: str) -> tuple[float, float, float]:
+def _wald(result: AnalysisResult, term: str) -> tuple[float, float, float]:
     out = []
-    for name in ("wald_dataset_type2", "wald_dataset_type3"):
-        w = tables.get(name)
+    for w in (result.wald_dataset_type2, result.wald_dataset_type3):
         if w is None or w.empty or term not in set(w["term"]):
             out.append((np.nan, np.nan))
             continue
@@ -93,7 +95,7 @@ def _wald(tables: dict[str, pd.DataFrame], term: str) -> tuple[float, float, flo
     return out[0][0], out[1][0], out[0][1]
 
 
-def compare(result: Any, key: str = "kamal2026") -> tuple[Paper, pd.DataFrame]:
+def compare(result: AnalysisResult, key: str = "kamal2026") -> tuple[Paper, pd.DataFrame]:
     """The published figures beside the run's, one row per published figure.
 
     Returns
@@ -105,14 +107,14 @@ def compare(result: Any, key: str = "kamal2026") -> tuple[Paper, pd.DataFrame]:
         computed where it differs in kind, e.g. Type II and III for a Wald test).
     """
     paper = load_paper(key)
-    items = result.tables["agreement_items"]
+    items = result.agreement_items
     items = items[(items["category"] != "original") & items["c_i"].notna()]
     models = sorted(pd.unique(items["model"]).tolist(), key=str)
     rows = []
     for fig in paper.figures:
         row: dict[str, Any] = {"figure": fig["what"], "paper": float(fig["value"])}
         if fig["kind"] == "wald":
-            chi2, chi3, dof = _wald(result.tables, fig["term"])
+            chi2, chi3, dof = _wald(result, fig["term"])
             row.update(run=chi2, n_items=result.n_items)
             row["note"] = (
                 "dataset model not fitted on this table"

@@ -1,6 +1,7 @@
-"""The sections of :func:`analyses.analyze`: each builds a group of its tables.
+"""The groups of tables :func:`robustness.analysis.pipeline.analyze` builds, one function each.
 
-Plumbing of the pipeline, split from :mod:`analyses.pipeline` so that it stays one job: each
+Plumbing of the pipeline, split from :mod:`robustness.analysis.pipeline` so that it stays
+one job: each
 function calls the statistics of other modules (where the formulas, references and
 checked examples are) and names their tables by file stem.  These functions carry
 Parameters and Returns only; they are outside the statistics convention of the
@@ -14,17 +15,17 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from analyses._counts import PromptSets, prompt_sets
-from analyses._data import REFERENCE, correct_column
 from analyses.accuracy import _accuracy_drop
 from analyses.agreement import items_frame
 from analyses.bootstrap import bootstrap_items
 from analyses.cochran import _cochran_q
-from analyses.comparison import invalid_as_disagreement, type_table
 from analyses.contrasts import CONTRAST_COLUMNS, contrast_rows
+from analyses.dataset_agreement import dataset_means
 from analyses.gee import gee_loaded
 from analyses.paired import _mcnemar
-from analyses.summaries import dataset_means
+from analyses.prompt_sets import PromptSets, with_answers
+from analyses.table_input import REFERENCE, correct_column
+from analyses.type_comparison import invalid_as_disagreement, type_table
 from robustness.core.errors import RobustnessError
 
 __all__ = [
@@ -170,14 +171,14 @@ def paired_tables(ps: PromptSets, has_accuracy: bool, min_items: int) -> dict[st
 
 
 def sensitivity_contrasts(
-    t: pd.DataFrame, formula: str, cluster: str, families: Sequence[str], min_items: int
+    ps: PromptSets, formula: str, cluster: str, families: Sequence[str], min_items: int
 ) -> tuple[pd.DataFrame, list[str]]:
     """The type comparison with invalid answers counted as disagreement.
 
     Parameters
     ----------
-    t
-        The validated table.
+    ps
+        The validated table's prompt sets (their grouping is reused).
     formula, cluster
         The type model's GEE formula and clusters.
     families, min_items
@@ -187,14 +188,13 @@ def sensitivity_contrasts(
     -------
     (DataFrame, notes)
         :func:`analyses.contrast_rows` of the GEE fitted to
-        :func:`analyses.invalid_as_disagreement` of ``t`` (empty when every row is
+        :func:`analyses.invalid_as_disagreement` of ``ps.table`` (empty when every row is
         valid), and a note when that fit failed.
     """
-    valid = t["valid"].to_numpy(dtype=bool, na_value=False)
-    if valid.all():
+    if ps.valid.all():
         return pd.DataFrame(columns=CONTRAST_COLUMNS), []
-    t2 = invalid_as_disagreement(t)
-    ps2 = prompt_sets(t2)
+    t2 = invalid_as_disagreement(ps.table)
+    ps2 = with_answers(ps, t2)
     try:
         c = gee_loaded(t2, formula, cluster, ps=ps2).contrasts()
     except (RobustnessError, ValueError, FloatingPointError, np.linalg.LinAlgError) as exc:

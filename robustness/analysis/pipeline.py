@@ -44,77 +44,46 @@ fragile_items.csv                       the least stable (model, item) pairs, ev
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from analyses._counts import prompt_sets
-from analyses._data import REFERENCE, k_columns, load
 from analyses.agreement import flips
-from analyses.comparison import common_families, invalid_gaps, invalid_rates, shared_families
+from analyses.confidence import confidence_sensitivity
 from analyses.contrasts import contrast_rows, contrasts_by_model
-from analyses.gee import GEEResult, formula_columns
-from analyses.models import DATASET_FORMULA, TYPE_FORMULA, fit_models
-from analyses.outputs import write_summary, write_tables
+from analyses.flip_means import flip_summary
+from analyses.fragile import fragile_items
+from analyses.gee import formula_columns
+from analyses.models import TYPE_FORMULA, fit_models
+from analyses.prompt_sets import prompt_sets
 from analyses.pss import _pss_items, summarize_pss
-from analyses.sections import (
+from analyses.table_input import REFERENCE, k_columns, load
+from analyses.type_comparison import common_families, invalid_gaps, invalid_rates, shared_families
+from robustness.analysis.files import write_summary, write_tables
+from robustness.analysis.result import AnalysisResult
+from robustness.analysis.table_groups import (
     accuracy_tables,
     agreement_tables,
     paired_tables,
     sensitivity_contrasts,
 )
-from analyses.summaries import confidence_sensitivity, flip_summary, fragile_items
 from robustness.core.errors import AnalysisError
 from robustness.core.names import FAMILY_ORDER
 from robustness.core.table import TableError, read_table
 from robustness.core.text_safety import shown
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
 __all__ = ["AnalysisResult", "analyze", "analyze_path"]
 
 #: Extra columns kept from the table for the report (fragile items, invalid reasons).
 REPORT_COLUMNS = ("invalid_reason", "label", "raw_output", "prompt", "confidence")
-
-
-@dataclass
-class AnalysisResult:
-    """Everything :func:`analyze` computed.
-
-    ``tables`` maps a file stem (``'wald_type2'``) to its DataFrame; ``fit`` is the
-    type model's GEE and ``dataset_fit`` the dataset model's (Kamal et al. Table 3),
-    each None when it could not be fitted (the reason is in ``notes``); ``notes`` are
-    sentences about excluded rows, dropped terms, separation, thin cells;
-    ``shared_families`` are the families both dataset types have, ``families_only`` the
-    families only one type has; ``invalid_warnings`` the models whose invalid rates
-    differ between the types by more than ``invalid_margin``.
-    """
-
-    out_dir: Path
-    tables: dict[str, pd.DataFrame]
-    fit: GEEResult | None
-    notes: list[str]
-    n_rows: int
-    n_invalid: int
-    n_models: int
-    n_items: int
-    formula: str
-    cluster: str
-    files: dict[str, Path] = field(default_factory=dict)
-    dataset_fit: GEEResult | None = None
-    dataset_formula: str = DATASET_FORMULA
-    families: list[str] = field(default_factory=list)
-    shared_families: list[str] = field(default_factory=list)
-    families_only: dict[str, list[str]] = field(default_factory=dict)
-    invalid_warnings: list[str] = field(default_factory=list)
-    min_items: int = 10
-    invalid_margin: float = 0.10
-
-    def __getitem__(self, name: str) -> pd.DataFrame:
-        return self.tables[name]
 
 
 def analyze(
@@ -126,7 +95,7 @@ def analyze(
     n_boot: int = 2000,
     seed: int = 0,
     quiet: bool = False,
-    console: Any = None,
+    console: Console | None = None,
     families: Sequence[str] | None = None,
     min_items: int = 10,
     invalid_margin: float = 0.10,
@@ -217,7 +186,7 @@ def analyze(
     Examples
     --------
     >>> import tempfile
-    >>> from analyses.pipeline import analyze
+    >>> from robustness.analysis.pipeline import analyze
     >>> from analyses.synthetic import synthetic_table
     >>> t = synthetic_table(models=1, n_items=3, categories=("paraphrase", "formatting"),
     ...                     n_variants=3, seed=0)
@@ -227,9 +196,9 @@ def analyze(
 
     The pooled table's point estimates are plain means of C_i over prompt sets, by hand:
 
-    >>> items = res["agreement_items"].query("category == 'paraphrase' and c_i.notna()")
+    >>> items = res.agreement_items.query("category == 'paraphrase' and c_i.notna()")
     >>> hand = items.groupby("dataset_type")["c_i"].mean()
-    >>> row = res["agreement_by_type_category"].set_index("category").loc["paraphrase"]
+    >>> row = res.agreement_by_type_category.set_index("category").loc["paraphrase"]
     >>> round(float(row["objective"]), 6) == round(float(hand["objective"]), 6)
     True
     """
@@ -318,10 +287,10 @@ def analyze(
         tables["contrasts"] = contrast_rows(
             type_model.tables["contrasts"], items, fams, min_items=min_items
         )
-        by_model, more = contrasts_by_model(t, fams, cluster=cluster, min_items=min_items)
+        by_model, more = contrasts_by_model(t, fams, cluster=cluster, min_items=min_items, whole=ps)
         tables["contrasts_by_model"] = by_model
         notes.extend(more)
-        sens, more = sensitivity_contrasts(t, text, cluster, fams, min_items)
+        sens, more = sensitivity_contrasts(ps, text, cluster, fams, min_items)
         tables["contrasts_invalid_as_disagreement"] = sens
         notes.extend(more)
         tables["fragile_items"] = fragile_items(t, items)
@@ -332,11 +301,10 @@ def analyze(
     for w in caught:
         notes.append(f"warning from {w.category.__name__}: {w.message}")
 
-    files = write_tables(tables, out / "tables")
     n_items = int(ps.keys[["dataset", "item_id"]].drop_duplicates().shape[0])
     res = AnalysisResult(
+        **tables,
         out_dir=out,
-        tables=tables,
         fit=type_model.fit,
         notes=list(dict.fromkeys(notes)),
         n_rows=len(t),
@@ -345,7 +313,6 @@ def analyze(
         n_items=n_items,
         formula=text,
         cluster=cluster,
-        files=files,
         dataset_fit=dataset_model.fit,
         families=fams,
         shared_families=shared,
@@ -354,9 +321,10 @@ def analyze(
         min_items=min_items,
         invalid_margin=invalid_margin,
     )
+    res = dataclasses.replace(res, files=write_tables(res.named_tables(), out / "tables"))
     write_summary(res, out, [type_model, dataset_model])
     if not quiet:
-        from analyses.console import print_summary
+        from robustness.analysis.console import print_summary
 
         print_summary(res, console)
     return res
@@ -410,7 +378,7 @@ def analyze_path(
     ...     res = analyze_path(folder / "table.parquet", folder / "out")
     >>> res.n_rows == len(t), (folder / "out" / "tables" / "wald_type2.csv").exists()
     (True, True)
-    >>> c = res["agreement_items"]["c_i"].to_numpy()
+    >>> c = res.agreement_items["c_i"].to_numpy()
     >>> bool(((c == item_agreement(t)["c_i"].to_numpy()) | (c != c)).all())
     True
     """
