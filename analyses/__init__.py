@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # the public names, each once: read by lazy_exports, seen by 
         summarize_agreement,
     )
     from analyses.bootstrap import bootstrap_agreement, bootstrap_items
+    from analyses.chance import accuracy_vs_chance, label_concentration
     from analyses.cochran import cochran_q
     from analyses.concordance import kendall_w
     from analyses.confidence import confidence_sensitivity

@@ -24,6 +24,10 @@ flip_rate.csv / flip_summary.csv        variants leaving the original answer (pe
 pss.csv / pss_items.csv                 PSS per model x dataset x category x score / S_i
 accuracy.csv                            accuracy and drop against the original (with gold)
 format_accuracy.csv                     accuracy per prompt format (objective items)
+accuracy_vs_chance.csv                  accuracy under the original prompt per model x
+                                        dataset, exact interval, chance (mean 1/K), verdict
+label_concentration.csv                 the most frequent displayed label under the
+                                        original prompt per model x type, and its count
 cochran.csv                             Cochran's Q across categories per model x type
 mcnemar.csv                             McNemar between every pair of models
 confidence_sensitivity.csv              Pearson r of confidence and S_i per model (n, p)
@@ -36,6 +40,8 @@ contrasts.csv                           objective - subjective per family (Holm)
 contrasts_by_model.csv                  the same, each model fitted on its own
 contrasts_invalid_as_disagreement.csv   sensitivity: invalid answers count as disagreeing
 separation.csv                          type model: cells with a constant response
+covariance_rank.csv                     per GEE model: coefficients, clusters, the rank of
+                                        the robust covariance, and why it is below p
 gee_dataset_coefficients.csv            dataset model (Kamal et al. Table 3): coefficients
 wald_dataset_type2.csv / _type3.csv     dataset model: Wald chi-square per term
 fragile_items.csv                       the least stable (model, item) pairs, every variant
@@ -54,6 +60,7 @@ import numpy as np
 import pandas as pd
 
 from analyses.agreement import flips
+from analyses.chance import accuracy_vs_chance, label_concentration
 from analyses.confidence import confidence_sensitivity
 from analyses.contrasts import contrast_rows, contrasts_by_model
 from analyses.flip_means import flip_summary
@@ -67,6 +74,7 @@ from analyses.type_comparison import common_families, invalid_gaps, invalid_rate
 from robustness.analysis.files import write_summary, write_tables
 from robustness.analysis.result import AnalysisResult
 from robustness.analysis.table_groups import (
+    rank_table,
     accuracy_tables,
     agreement_tables,
     paired_tables,
@@ -274,6 +282,8 @@ def analyze(
                 "is the largest answer in the dataset + 1, a lower bound."
             )
         tables.update(accuracy_tables(t, ps))
+        tables["accuracy_vs_chance"] = accuracy_vs_chance(t)
+        tables["label_concentration"] = label_concentration(t)
         tables.update(paired_tables(ps, len(tables["accuracy"]) > 0, min_items))
         conf, points = confidence_sensitivity(t, pss_items_frame, min_items=min_items)
         tables["confidence_sensitivity"] = conf
@@ -284,6 +294,8 @@ def analyze(
         notes.extend(dataset_model.notes)
         tables.update(type_model.tables)
         tables.update(dataset_model.tables)
+        tables["covariance_rank"], more = rank_table([type_model, dataset_model])
+        notes.extend(more)
         tables["contrasts"] = contrast_rows(
             type_model.tables["contrasts"], items, fams, min_items=min_items
         )

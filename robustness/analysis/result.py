@@ -63,6 +63,8 @@ class AnalysisResult:
     pss_items: pd.DataFrame
     accuracy: pd.DataFrame
     format_accuracy: pd.DataFrame
+    accuracy_vs_chance: pd.DataFrame
+    label_concentration: pd.DataFrame
     cochran: pd.DataFrame
     mcnemar: pd.DataFrame
     confidence_sensitivity: pd.DataFrame
@@ -77,6 +79,7 @@ class AnalysisResult:
     wald_dataset_type2: pd.DataFrame
     wald_dataset_type3: pd.DataFrame
     separation_dataset: pd.DataFrame
+    covariance_rank: pd.DataFrame
     contrasts_by_model: pd.DataFrame
     contrasts_invalid_as_disagreement: pd.DataFrame
     fragile_items: pd.DataFrame

@@ -19,9 +19,11 @@ from analyses.accuracy import _accuracy_drop
 from analyses.agreement import items_frame
 from analyses.bootstrap import bootstrap_items
 from analyses.cochran import _cochran_q
+from analyses.covariance_rank import RANK_COLUMNS, covariance_rank
 from analyses.contrasts import CONTRAST_COLUMNS, contrast_rows
 from analyses.dataset_agreement import dataset_means
 from analyses.gee import gee_loaded
+from analyses.models import ModelFit
 from analyses.paired import _mcnemar
 from analyses.prompt_sets import PromptSets, with_answers
 from analyses.table_input import REFERENCE, correct_column
@@ -35,6 +37,7 @@ __all__ = [
     "accuracy_tables",
     "agreement_tables",
     "paired_tables",
+    "rank_table",
     "sensitivity_contrasts",
 ]
 
@@ -202,3 +205,38 @@ def sensitivity_contrasts(
             f"sensitivity analysis (invalid answers as disagreement): the fit failed ({exc})."
         ]
     return contrast_rows(c, items_frame(ps2), families, min_items=min_items), []
+
+
+def rank_table(models: Sequence[ModelFit]) -> tuple[pd.DataFrame, list[str]]:
+    """The rank of each fitted model's robust covariance, and a note where it is below p.
+
+    Parameters
+    ----------
+    models
+        The type and dataset model fits (an unfitted one is left out).
+
+    Returns
+    -------
+    (DataFrame, notes)
+        ``model`` (``type`` or ``dataset``) followed by :data:`analyses.covariance_rank.
+        RANK_COLUMNS`, one row per fitted model; one note per model whose covariance has
+        rank below its number of coefficients, saying how many and why.
+    """
+    frames, notes = [], []
+    for m in models:
+        if m.fit is None:
+            continue
+        row = covariance_rank(m.fit.cov, m.fit.n_clusters).assign(model=m.name)
+        frames.append(row)
+        r = row.iloc[0]
+        if r["rank"] < r["n_coefficients"]:
+            notes.append(
+                f"{m.name} model: the robust covariance has rank {r['rank']} for "
+                f"{r['n_coefficients']} coefficients and {r['n_clusters']} clusters: "
+                f"{r['reason']}; the coefficients in the missing directions: "
+                f"{r['null_coefficients']}. A Wald test whose dof is below its number of "
+                "columns is made on the directions the covariance spans."
+            )
+    if not frames:
+        return pd.DataFrame(columns=["model", *RANK_COLUMNS]), notes
+    return pd.concat(frames, ignore_index=True)[["model", *RANK_COLUMNS]], notes

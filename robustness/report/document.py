@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from robustness.analysis.number_text import fmt
+
 from robustness.report.figures import category_order
 
 if TYPE_CHECKING:
@@ -106,7 +108,25 @@ def method_text(result: AnalysisResult, meta: Mapping[str, Any]) -> list[str]:
         f"the type model ({result.formula}) and the dataset model of Kamal et al.'s Table 3 "
         f"({result.dataset_formula})."
     )
+    out.append(floor_text(items))
     return out
+
+
+def floor_text(items: pd.DataFrame) -> str:
+    """The attainable minimum of C_i per category: 1/N_i with N_i valid variants."""
+    sets = items[(items["category"] != "original") & items["c_i"].notna()]
+    parts = []
+    for cat in category_order(list(sets["category"].unique())):
+        n = sets.loc[sets["category"] == cat, "n_valid"].astype(int)
+        lo, hi = int(n.min()), int(n.max())
+        span = f"N_i = {lo}" if lo == hi else f"N_i = {lo} to {hi}"
+        parts.append(f"{cat} {span}, floor {1 / hi:.3f}" + ("" if lo == hi else f" to {1 / lo:.3f}"))
+    return (
+        "The floor of C_i: with N_i valid variants C_i >= 1/N_i (two variants give 0.5 or 1), "
+        "so a mean C_i is read against its floor, not against 0: "
+        + ("; ".join(parts) or "no prompt set has two valid answers")
+        + "."
+    )
 
 
 def _table(frame: pd.DataFrame | None, caption: str, columns: list[str] | None = None) -> Block:
@@ -129,7 +149,7 @@ def build(
     head_lines: list[str],
     figures: Mapping[str, tuple[Any, str]],
     notes: list[str],
-    paper: tuple[Any, pd.DataFrame] | None = None,
+    paper: tuple[Any, pd.DataFrame, pd.DataFrame] | None = None,
 ) -> list[Section]:
     """Every section of the report, in reading order."""
 
@@ -139,7 +159,7 @@ def build(
     secs = [Section("Headline", [Block(items=head_lines)], "headline")]
     secs.append(Section("Method", [Block(text=s) for s in method_text(result, meta)], "method"))
     if paper is not None:
-        p, frame = paper
+        p, frame, plan = paper
         secs.append(
             Section(
                 f"The paper beside the run: {p.title}",
@@ -147,7 +167,15 @@ def build(
                     Block(text=p.source),
                     Block(
                         table=frame,
-                        caption="Published figures and the run's (models pooled, then each model)",
+                        caption="Published figures and the run's (models pooled, with 95% "
+                        "item-bootstrap intervals, then each model); a figure is comparable "
+                        "only where the designs match (see the design table)",
+                    ),
+                    Block(
+                        table=plan,
+                        caption="The run's design beside the paper's: a mean C_i has the floor "
+                        "1/N_i, so a paper with another number of variants per family has "
+                        "another floor; a chi-square on other df is another test",
                     ),
                 ],
                 "paper",
@@ -157,20 +185,32 @@ def build(
         Section(
             "Agreement (Table 2, like for like)",
             [
-                _table(
-                    result.agreement_by_model_type_category,
-                    "Mean agreement C_i per model by dataset type and category, 95% "
-                    "item-bootstrap intervals; 'all' pools the families both types have",
-                ),
-                _table(
-                    result.agreement_by_type_category,
-                    "The same with the models pooled (labelled pooled)",
-                ),
+                *table2_blocks(result),
                 *fig("dataset_by_category"),
                 *fig("type_by_category"),
                 *fig("agreement_heatmap"),
             ],
             "agreement",
+        )
+    )
+    secs.append(
+        Section(
+            "Accuracy under the original prompt beside chance",
+            [
+                _table(
+                    result.accuracy_vs_chance,
+                    "Accuracy of each model on each dataset's original prompts with its exact "
+                    "(Clopper-Pearson) 95% interval, beside chance (the mean of 1/K over the "
+                    "items); a model at or below chance is guessing, and its agreement "
+                    "measures a label or position preference, not the stability of a belief",
+                ),
+                _table(
+                    result.label_concentration,
+                    "The displayed label each model gives most often under the original "
+                    "prompt, and on how many items",
+                ),
+            ],
+            "chance",
         )
     )
     secs.append(
@@ -188,7 +228,9 @@ def build(
                 ),
                 _table(
                     result.marginal_means,
-                    "Estimated marginal agreement, type model (delta-method 95% CI)",
+                    "Estimated marginal agreement, type model (delta-method 95% CI); "
+                    "n_averaged: the reference-grid cells averaged into each mean (one per "
+                    "level of the factors not shown, equal weights, as emmeans)",
                 ),
                 _table(
                     result.contrasts,
@@ -200,6 +242,11 @@ def build(
                     "The same, each model fitted on its own (agree ~ dataset_type * category)",
                 ),
                 _table(result.separation, "Cells with constant agreement (separation)"),
+                _table(
+                    result.covariance_rank,
+                    "Rank of each model's robust covariance: a Wald test is made on the "
+                    "directions it spans; the coefficients in the missing ones, and why",
+                ),
             ],
             "models",
         )

@@ -66,6 +66,8 @@ class Headline:
     interaction: tuple[float, int, float] | None
     dataset_interaction: tuple[float, int, float] | None
     warnings: list[str] = field(default_factory=list)
+    main_effect: tuple[float, int, float] | None = None
+    guessing: list[str] = field(default_factory=list)
     undefined: list[str] = field(default_factory=list)
     without: list[str] = field(default_factory=list)
     thin: list[str] = field(default_factory=list)
@@ -86,6 +88,7 @@ class Headline:
                 "answers (more variants per family, or fewer invalid outputs, are needed)"
             ]
         out = [f"warning: {w}" for w in self.warnings]
+        out += [f"warning: {g}" for g in self.guessing]
         if self.models:
             out.append(
                 f"like for like: each model's comparison averages the families both dataset "
@@ -117,6 +120,7 @@ class Headline:
             f"{self.least_stable_agreement:.3f}, all models and items)"
         )
         for label, test in (
+            ("dataset_type main effect (type model)", self.main_effect),
             ("dataset_type x category (type model)", self.interaction),
             ("dataset x category (dataset model, Kamal et al. Table 3)", self.dataset_interaction),
         ):
@@ -129,7 +133,8 @@ class Headline:
                     f"{label} Wald chi-square (type II): {chi2:.2f} on {fmt_dof(dof)} df, "
                     f"p {fmt_p(p) if fmt_p(p).startswith('<') else '= ' + fmt_p(p)}"
                     + (
-                        " (thin data: fewer clusters than coefficients, see the notes)"
+                        " (thin data: the robust covariance has rank below the number of "
+                        "coefficients, see the notes)"
                         if thin
                         else ""
                     )
@@ -146,6 +151,29 @@ def _wald_term(w: pd.DataFrame | None, term: str) -> tuple[float, int, float] | 
     if not np.isfinite(chi2) or chi2 < 0 or not np.isfinite(float(dof)) or float(dof) < 1:
         return None
     return chi2, int(dof), float(r["p_value"])
+
+
+def guessing_lines(chance: pd.DataFrame, labels: pd.DataFrame) -> list[str]:
+    """One sentence per model whose original-prompt accuracy is at or below chance somewhere."""
+    out = []
+    for model, g in chance[chance["verdict"] != "above chance"].groupby("model", sort=True):
+        where = "; ".join(
+            f"{r.dataset} {fmt(r.accuracy)} [{fmt(r.ci_low)}, {fmt(r.ci_high)}] vs chance "
+            f"{fmt(r.chance)} ({r.verdict})"
+            for r in g.itertuples()
+        )
+        mine = labels[labels["model"] == model]
+        habit = ", ".join(
+            f"{r.label!s} on {r.n_label} of {r.n_items} {r.dataset_type} items"
+            for r in mine.itertuples()
+        )
+        out.append(
+            f"model {model!s} is at or below chance under the original prompt ({where}, "
+            "exact 95% intervals): its agreement measures label or position bias, not "
+            "stability of belief"
+            + (f"; it answers {habit}" if habit else "")
+        )
+    return out
 
 
 def headline(result: AnalysisResult) -> Headline:
@@ -181,6 +209,8 @@ def headline(result: AnalysisResult) -> Headline:
         only=dict(getattr(result, "families_only", {})),
         least_stable=worst,
         least_stable_agreement=float(by_cat.min()) if len(by_cat) else float("nan"),
+        main_effect=_wald_term(result.wald_type2, "dataset_type"),
+        guessing=guessing_lines(result.accuracy_vs_chance, result.label_concentration),
         interaction=_wald_term(result.wald_type2, "dataset_type:category"),
         dataset_interaction=_wald_term(result.wald_dataset_type2, "dataset:category"),
         thin=[

@@ -111,7 +111,7 @@ def _figures(
         pairs,
         lambda _: figures.pss_distribution(s_items),
         "Prompt sensitivity PSS (mean S_i, share of discordant variant pairs) by category "
-        "and dataset type, normal 95% intervals.",
+        "and dataset type, Wilson 95% intervals (inside [0, 1]).",
         no_sets,
     )
     draw(
@@ -316,8 +316,12 @@ def write_report(
     if compare:
         from robustness.report.paper import compare as compare_with
 
-        paper = compare_with(result, compare)
+        from robustness.report.paper import design
+
+        found = compare_with(result, compare)
+        paper = (*found, design(result, found[0]))
         paper[1].to_csv(tex_dir / "paper_comparison.csv", index=False)
+        paper[2].to_csv(tex_dir / "paper_design.csv", index=False)
         (tex_dir / "paper_comparison.tex").write_text(
             to_latex(paper[1], f"{paper[0].title} beside the run"), encoding="utf-8"
         )
