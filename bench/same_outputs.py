@@ -1,7 +1,9 @@
 """Are the outputs byte-identical before and after a change? (issue 26's check of a refactor)
 
-Runs the same commands in a git worktree of a base revision and in this working tree, with
-the same Python, and compares every file they write byte for byte:
+Runs the same commands in a git worktree of a base revision and in a worktree of the revision
+under test (``--head``, default ``HEAD``; ``--head .`` uses this working tree as it is), with
+the same Python (this checkout's ``.venv``; each tree is put first on ``PYTHONPATH``), and
+compares every file they write byte for byte:
 
 - ``robustness perturb`` on the bundled demo items and on each shared dataset
   (``../shared/data``), all families, ``--n 2`` and ``--n 5``, seed 0;
@@ -105,6 +107,7 @@ def _digests(folder: Path) -> dict[str, str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", default="main", help="git revision to compare with")
+    parser.add_argument("--head", default="HEAD", help="revision under test ('.': this tree)")
     parser.add_argument("--table", action="append", type=Path, help="table(s) to analyse")
     parser.add_argument("--demo", type=Path, help="a demo.parquet: the demo's analysis on it")
     parser.add_argument(
@@ -123,17 +126,18 @@ def main() -> int:
             env = {**os.environ, "PYTHONPATH": str(REPO)}
             _run(REPO, ["-c", _SYNTHETIC, str(synthetic)], env)
             tables = [synthetic, REPO / "tests" / "fixtures" / "analyses" / "gee_table.csv"]
-        base = work / "base-tree"
-        subprocess.run(
-            ["git", "worktree", "add", "--detach", "-q", str(base), args.base],
-            cwd=REPO,
-            check=True,
-        )
+        base, head = work / "base-tree", work / "head-tree"
+        trees = [(base, args.base)] + ([] if args.head == "." else [(head, args.head)])
+        for tree, rev in trees:
+            subprocess.run(
+                ["git", "worktree", "add", "--detach", "-q", str(tree), rev], cwd=REPO, check=True
+            )
         try:
             _outputs(base, work / "base", tables, demo, args.shared)
-            _outputs(REPO, work / "head", tables, demo, args.shared)
+            _outputs(REPO if args.head == "." else head, work / "head", tables, demo, args.shared)
         finally:
-            subprocess.run(["git", "worktree", "remove", "--force", str(base)], cwd=REPO)
+            for tree, _ in trees:
+                subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=REPO)
         before, after = _digests(work / "base"), _digests(work / "head")
     differ = sorted(k for k in before.keys() & after.keys() if before[k] != after[k])
     only = sorted(before.keys() ^ after.keys())
@@ -142,7 +146,8 @@ def main() -> int:
     for name in only:
         print(f"only {'before' if name in before else 'after'}: {name}")
     same = len(before.keys() & after.keys()) - len(differ)
-    print(f"{same} of {len(before.keys() | after.keys())} files byte-identical to {args.base}")
+    total = len(before.keys() | after.keys())
+    print(f"{same} of {total} files of {args.head} byte-identical to {args.base}")
     return 1 if differ or only else 0
 
 
