@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # the public names, each once: read by lazy_exports, seen by 
     from analyses.concordance import kendall_w
     from analyses.confidence import confidence_sensitivity
     from analyses.contrasts import contrast_rows, contrasts_by_model
+    from analyses.covariance_rank import covariance_rank
     from analyses.dataset_agreement import dataset_means
     from analyses.flip_means import flip_summary
     from analyses.fragile import fragile_items

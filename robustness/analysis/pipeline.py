@@ -74,10 +74,10 @@ from analyses.type_comparison import common_families, invalid_gaps, invalid_rate
 from robustness.analysis.files import write_summary, write_tables
 from robustness.analysis.result import AnalysisResult
 from robustness.analysis.table_groups import (
-    rank_table,
     accuracy_tables,
     agreement_tables,
     paired_tables,
+    rank_table,
     sensitivity_contrasts,
 )
 from robustness.core.errors import AnalysisError

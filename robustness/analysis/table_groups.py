@@ -19,8 +19,8 @@ from analyses.accuracy import _accuracy_drop
 from analyses.agreement import items_frame
 from analyses.bootstrap import bootstrap_items
 from analyses.cochran import _cochran_q
-from analyses.covariance_rank import RANK_COLUMNS, covariance_rank
 from analyses.contrasts import CONTRAST_COLUMNS, contrast_rows
+from analyses.covariance_rank import RANK_COLUMNS, covariance_rank
 from analyses.dataset_agreement import dataset_means
 from analyses.gee import gee_loaded
 from analyses.models import ModelFit

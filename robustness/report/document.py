@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from robustness.analysis.number_text import fmt
-
 from robustness.report.figures import category_order
 
 if TYPE_CHECKING:
@@ -120,13 +119,69 @@ def floor_text(items: pd.DataFrame) -> str:
         n = sets.loc[sets["category"] == cat, "n_valid"].astype(int)
         lo, hi = int(n.min()), int(n.max())
         span = f"N_i = {lo}" if lo == hi else f"N_i = {lo} to {hi}"
-        parts.append(f"{cat} {span}, floor {1 / hi:.3f}" + ("" if lo == hi else f" to {1 / lo:.3f}"))
+        parts.append(
+            f"{cat} {span}, floor {1 / hi:.3f}" + ("" if lo == hi else f" to {1 / lo:.3f}")
+        )
     return (
         "The floor of C_i: with N_i valid variants C_i >= 1/N_i (two variants give 0.5 or 1), "
         "so a mean C_i is read against its floor, not against 0: "
         + ("; ".join(parts) or "no prompt set has two valid answers")
         + "."
     )
+
+
+def _interval(value: Any, low: Any, high: Any) -> str:
+    if pd.isna(value):
+        return "-"
+    return f"{fmt(value)} [{fmt(low)}, {fmt(high)}]"
+
+
+def table2(frame: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """Table 2 for reading: each estimate with its interval in one cell, counts said once.
+
+    Returns the display table (``model`` only with several models; ``category, objective,
+    subjective, gap``, each ``"0.804 [0.777, 0.830]"``; an item-count column only where the
+    counts differ between rows) and a sentence with the counts.
+    """
+    if frame.empty:
+        return frame, ""
+    out = pd.DataFrame({"model": frame["model"], "category": frame["category"]})
+    for side in ("objective", "subjective", "gap"):
+        out[side] = [
+            _interval(v, lo, hi)
+            for v, lo, hi in zip(
+                frame[side], frame[f"{side}_ci_low"], frame[f"{side}_ci_high"], strict=True
+            )
+        ]
+    counts = frame[["n_items_objective", "n_items_subjective"]].drop_duplicates()
+    if len(counts) == 1:
+        n_obj, n_subj = (int(x) for x in counts.iloc[0])
+        said = f"{n_obj} objective and {n_subj} subjective items in every row"
+    else:
+        out["items (obj / subj)"] = [
+            f"{int(a)} / {int(b)}"
+            for a, b in zip(frame["n_items_objective"], frame["n_items_subjective"], strict=True)
+        ]
+        said = "the items behind each row are in its last column"
+    if frame["model"].nunique() == 1:
+        out = out.drop(columns="model")
+    return out.reset_index(drop=True), said
+
+
+def table2_blocks(result: AnalysisResult) -> list[Block]:
+    """Table 2 per model (one table), and the pooled one only when there are several models."""
+    per_model, said = table2(result.agreement_by_model_type_category)
+    blocks = [
+        Block(
+            table=per_model,
+            caption="Mean agreement C_i by dataset type and category with 95% item-bootstrap "
+            f"intervals; 'all' pools the families both types have; {said}",
+        )
+    ]
+    if result.n_models > 1:
+        pooled, said = table2(result.agreement_by_type_category)
+        blocks.append(Block(table=pooled, caption=f"The same with the models pooled; {said}"))
+    return blocks
 
 
 def _table(frame: pd.DataFrame | None, caption: str, columns: list[str] | None = None) -> Block:

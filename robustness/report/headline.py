@@ -170,8 +170,7 @@ def guessing_lines(chance: pd.DataFrame, labels: pd.DataFrame) -> list[str]:
         out.append(
             f"model {model!s} is at or below chance under the original prompt ({where}, "
             "exact 95% intervals): its agreement measures label or position bias, not "
-            "stability of belief"
-            + (f"; it answers {habit}" if habit else "")
+            "stability of belief" + (f"; it answers {habit}" if habit else "")
         )
     return out
 

@@ -209,7 +209,9 @@ def design(result: AnalysisResult, paper: Paper) -> pd.DataFrame:
     pert = items[items["category"] != "original"]
     per = (pert["n_valid"] + pert["n_invalid"]).groupby(pert["category"]).max()
     for fam, n in per.items():
-        rows.append((f"variants per item, {fam}", stored.get(f"variants/{fam}", NOT_STORED), int(n)))
+        rows.append(
+            (f"variants per item, {fam}", stored.get(f"variants/{fam}", NOT_STORED), int(n))
+        )
     rows.append(("models", stored.get("models", NOT_STORED), result.n_models))
     for fig in paper.figures:
         if fig["kind"] == "wald":

@@ -315,7 +315,6 @@ def write_report(
     paper = None
     if compare:
         from robustness.report.paper import compare as compare_with
-
         from robustness.report.paper import design
 
         found = compare_with(result, compare)
