@@ -54,7 +54,8 @@ def _md(text: Any, *, block: bool = False) -> str:
 _CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;
 color:#222}table{border-collapse:collapse;margin:0.6em 0 1.4em;font-size:0.88em}
 td,th{border-bottom:1px solid #ddd;padding:3px 8px;text-align:right;vertical-align:top}
-th{border-bottom:2px solid #444}td:first-child,th:first-child{text-align:left}
+th{border-bottom:2px solid #444;overflow-wrap:anywhere}table{max-width:100%}
+td{overflow-wrap:anywhere}td:first-child,th:first-child{text-align:left}
 figure{margin:1.2em 0}figure img{max-width:100%}figcaption{font-size:0.9em;color:#555}
 pre{white-space:pre-wrap;text-align:left;font-size:0.85em;margin:0}.note{color:#8a5a00}
 details summary{cursor:pointer;color:#1f4e79}"""
