@@ -29,6 +29,7 @@ from analyses.prompt_sets import PromptSets, with_answers
 from analyses.table_input import REFERENCE, correct_column
 from analyses.type_comparison import invalid_as_disagreement, type_table
 from robustness.core.errors import RobustnessError
+from robustness.core.table.checked import mark
 
 __all__ = [
     "ACCURACY_COLUMNS",
@@ -142,7 +143,9 @@ def accuracy_tables(t: pd.DataFrame, ps: PromptSets) -> dict[str, pd.DataFrame]:
         }
     from analyses.spread import format_accuracy
 
+    # rows of a checked table are checked rows: marked, so format_accuracy does not check them
     obj = t[(t["dataset_type"] == "objective") & t["category"].isin([REFERENCE, "formatting"])]
+    obj = mark(obj.reset_index(drop=True))
     return {
         "accuracy": _accuracy_drop(ps),
         "format_accuracy": format_accuracy(obj, by=("model",), format_col="variant_id"),
