@@ -119,8 +119,8 @@ def accuracy_vs_chance(
     ...     "variant_id": "original/0", "answer": [1] * 12, "valid": True,
     ...     "gold": [1] + [0] * 11, "n_options": 4})
     >>> r = accuracy_vs_chance(t).iloc[0]
-    >>> round(r["accuracy"], 3), round(r["ci_low"], 4), round(r["ci_high"], 4), r["chance"]
-    (0.083, 0.0021, 0.3848, 0.25)
+    >>> [round(float(r[c]), 4) for c in ("accuracy", "ci_low", "ci_high", "chance")]
+    [0.0833, 0.0021, 0.3848, 0.25]
     >>> r["verdict"]
     'at chance'
     """

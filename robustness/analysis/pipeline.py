@@ -200,7 +200,7 @@ def analyze(
     ...                     n_variants=3, seed=0)
     >>> res = analyze(t, tempfile.mkdtemp(), n_boot=100, quiet=True)
     >>> sorted(res.files)[:3]
-    ['accuracy', 'agreement_bootstrap', 'agreement_by_dataset_category']
+    ['accuracy', 'accuracy_vs_chance', 'agreement_bootstrap']
 
     The pooled table's point estimates are plain means of C_i over prompt sets, by hand:
 
