@@ -203,7 +203,7 @@ def design(result: AnalysisResult, paper: Paper) -> pd.DataFrame:
     """
     stored = dict(load_design(paper.key))
     items = result.agreement_items
-    rows = []
+    rows: list[tuple[str, Any, Any]] = []
     for ds, n in items.groupby("dataset")["item_id"].nunique().items():
         rows.append((f"items, {ds}", stored.get(f"items/{ds}", NOT_STORED), int(n)))
     pert = items[items["category"] != "original"]
