@@ -81,8 +81,8 @@ def _run(tree: Path, args: list[str], env: dict[str, str]) -> None:
 def _outputs(tree: Path, out: Path, tables: list[Path], demo: Path | None, shared: bool) -> None:
     env = {**os.environ, "PYTHONPATH": str(tree), "HF_HUB_OFFLINE": "1", "MPLBACKEND": "Agg"}
     cli = ["-c", "from robustness.cli import main; main()"]
-    sources = [("demo", [])]
-    if shared:
+    sources = [("demo", [])] if perturb else []
+    if shared and perturb:
         sources += [(p.stem, [str(p)]) for p in sorted(SHARED.glob("*.jsonl"))]
     for name, paths in sources:
         for n in (2, 5):
@@ -116,12 +116,15 @@ def main() -> int:
         action="store_false",
         help="perturb the bundled demo items only, not every ../shared/data file",
     )
+    parser.add_argument(
+        "--no-perturb", dest="perturb", action="store_false", help="compare analyses only"
+    )
     args = parser.parse_args()
     demo = args.demo.resolve() if args.demo else None
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         tables = [p.resolve() for p in args.table or []]
-        if not tables:
+        if not tables and demo is None:  # with --demo alone, only the demo table is analysed
             synthetic = work / "synthetic.parquet"
             env = {**os.environ, "PYTHONPATH": str(REPO)}
             _run(REPO, ["-c", _SYNTHETIC, str(synthetic)], env)
@@ -133,8 +136,15 @@ def main() -> int:
                 ["git", "worktree", "add", "--detach", "-q", str(tree), rev], cwd=REPO, check=True
             )
         try:
-            _outputs(base, work / "base", tables, demo, args.shared)
-            _outputs(REPO if args.head == "." else head, work / "head", tables, demo, args.shared)
+            _outputs(base, work / "base", tables, demo, args.shared, args.perturb)
+            _outputs(
+                REPO if args.head == "." else head,
+                work / "head",
+                tables,
+                demo,
+                args.shared,
+                args.perturb,
+            )
         finally:
             for tree, _ in trees:
                 subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=REPO)
