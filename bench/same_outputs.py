@@ -78,7 +78,9 @@ def _run(tree: Path, args: list[str], env: dict[str, str]) -> None:
         raise SystemExit(f"{tree}: {' '.join(args)} failed:\n{done.stderr[-3000:]}")
 
 
-def _outputs(tree: Path, out: Path, tables: list[Path], demo: Path | None, shared: bool) -> None:
+def _outputs(
+    tree: Path, out: Path, tables: list[Path], demo: Path | None, shared: bool, perturb: bool
+) -> None:
     env = {**os.environ, "PYTHONPATH": str(tree), "HF_HUB_OFFLINE": "1", "MPLBACKEND": "Agg"}
     cli = ["-c", "from robustness.cli import main; main()"]
     sources = [("demo", [])] if perturb else []
