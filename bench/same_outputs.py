@@ -16,9 +16,11 @@ compares every file they write byte for byte:
   headline), with the console text kept as ``console.txt`` and the headline as
   ``headline.txt``, and ``robustness analyze`` on the same table.
 
-No output is normalised before the comparison: the report carries no time stamp and no
-version (the versions in the table's metadata are the table's, the same on both sides), and
-the figures are drawn by the one matplotlib both trees import.
+One output is normalised before the comparison: in ``console.txt`` the output folder (which
+differs between the two runs) reads ``<out>``. The console is 400 columns wide, so the path
+never wraps. Nothing else: the report carries no time stamp and no version (the versions in
+the table's metadata are the table's, the same on both sides), and the figures are drawn by
+the one matplotlib both trees import.
 
 Usage::
 
@@ -62,9 +64,12 @@ from robustness.report import headline, write_report
 path, out = Path(sys.argv[1]), Path(sys.argv[2])
 out.mkdir(parents=True, exist_ok=True)
 with open(out / "console.txt", "w", encoding="utf-8") as text:
-    console = Console(file=text, width=140, color_system=None)
+    console = Console(file=text, width=400, color_system=None)
     result = an.analyze(read_table(path), out, console=console, families=list(FAMILY_ORDER))
 write_report(result, out, read_metadata(path))
+# the one line that names the output folder, which differs between the two runs
+said = (out / "console.txt").read_text(encoding="utf-8")
+(out / "console.txt").write_text(said.replace(str(out), "<out>"), encoding="utf-8")
 (out / "headline.txt").write_text("\\n".join(headline(result).lines()), encoding="utf-8")
 """
 
