@@ -210,6 +210,16 @@ def sensitivity_contrasts(
     return contrast_rows(c, items_frame(ps2), families, min_items=min_items), []
 
 
+def _separated(cells: pd.DataFrame) -> str:
+    if cells is None or cells.empty:
+        return ""
+    named = "; ".join(str(c) for c in cells["cell"])
+    return (
+        f" The fit has {len(cells)} separated cell(s), whose responses are all equal and so "
+        f"add no score: {named}."
+    )
+
+
 def rank_table(models: Sequence[ModelFit]) -> tuple[pd.DataFrame, list[str]]:
     """The rank of each fitted model's robust covariance, and a note where it is below p.
 
@@ -239,6 +249,7 @@ def rank_table(models: Sequence[ModelFit]) -> tuple[pd.DataFrame, list[str]]:
                 f"{r['reason']}; the coefficients in the missing directions: "
                 f"{r['null_coefficients']}. A Wald test whose dof is below its number of "
                 "columns is made on the directions the covariance spans."
+                + _separated(m.fit.separation)
             )
     if not frames:
         return pd.DataFrame(columns=["model", *RANK_COLUMNS]), notes
