@@ -167,7 +167,7 @@ def compare(result: AnalysisResult, key: str = "kamal2026") -> tuple[Paper, pd.D
             row["run"], row["n_items"] = _run_value(fig, items, paper)
             row["run_ci_low"], row["run_ci_high"] = item_interval(_selected(fig, items, paper))
             row["note"] = "" if row["n_items"] else "no prompt set of this kind in the run"
-            row["comparable"] = "yes" if row["n_items"] else "no value in the run"
+            row["comparable"] = _mean_comparable(fig, _selected(fig, items, paper), paper)
             for m in models:
                 row[f"run: {m}"] = _run_value(fig, items[items["model"] == m], paper)[0]
         rows.append(row)
@@ -186,6 +186,22 @@ def compare(result: AnalysisResult, key: str = "kamal2026") -> tuple[Paper, pd.D
 
 
 NOT_STORED = "not in the stored source"
+
+
+def _mean_comparable(fig: dict[str, Any], x: pd.DataFrame, paper: Paper) -> str:
+    """A mean C_i compares only under the same floor 1/N_i, i.e. the same variants per item."""
+    if x.empty:
+        return "no value in the run"
+    n = int(x["n_valid"].max())
+    theirs = load_design(paper.key).get(f"variants/{fig.get('category', '')}")
+    if theirs is None:
+        return (
+            f"unknown: the paper's variants per item are {NOT_STORED}; the run's C_i has "
+            f"N_i up to {n} (floor {1 / n:.3f})"
+        )
+    if int(theirs) != n:
+        return f"not comparable: {theirs} variants per item in the paper, {n} in the run"
+    return "yes"
 
 
 def design(result: AnalysisResult, paper: Paper) -> pd.DataFrame:
