@@ -30,15 +30,14 @@ if TYPE_CHECKING:  # the public names, each once: read by lazy_exports, seen by 
         summarize_agreement,
     )
     from analyses.bootstrap import bootstrap_agreement, bootstrap_items
+    from analyses.chance import accuracy_vs_chance, label_concentration
     from analyses.cochran import cochran_q
-    from analyses.comparison import (
-        invalid_as_disagreement,
-        invalid_gaps,
-        invalid_rates,
-        shared_families,
-        type_table,
-    )
     from analyses.concordance import kendall_w
+    from analyses.confidence import confidence_sensitivity
+    from analyses.covariance_rank import covariance_rank
+    from analyses.dataset_agreement import dataset_means
+    from analyses.flip_means import flip_summary
+    from analyses.fragile import fragile_items
     from analyses.gee import (
         DATASET_FORMULA,
         DEFAULT_FORMULA,
@@ -56,21 +55,25 @@ if TYPE_CHECKING:  # the public names, each once: read by lazy_exports, seen by 
         wald_type3,
     )
     from analyses.paired import mcnemar
-    from analyses.pipeline import AnalysisResult, analyze, analyze_path
     from analyses.posix import PosixResult, posix, posix_from_runner, posix_table
     from analyses.power import power, solve_items
     from analyses.power_model import Design, Effects, assumed_effects, effects_from_pilot
     from analyses.pss import pss, pss_items, summarize_pss
     from analyses.ranking import model_ranks, ranking_tables, spread_resolution
     from analyses.spread import format_accuracy, format_spread
-    from analyses.summaries import (
-        confidence_sensitivity,
-        dataset_means,
-        flip_summary,
-        fragile_items,
-    )
     from analyses.synthetic import synthetic_table
     from analyses.thompson import ThompsonResult, thompson_search
+    from analyses.type_comparison import (
+        invalid_as_disagreement,
+        invalid_gaps,
+        invalid_rates,
+        shared_families,
+        type_table,
+    )
+
+    # orchestration, resolved on first use only (robustness/analysis/; tests/test_layers.py)
+    from robustness.analysis.pipeline import analyze, analyze_path
+    from robustness.analysis.result import AnalysisResult
 
 
 lazy_exports(__name__)

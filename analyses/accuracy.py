@@ -21,8 +21,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from analyses._counts import PromptSets
-from analyses._data import REFERENCE, correct_column, load
+from analyses.prompt_sets import PromptSets
+from analyses.table_input import REFERENCE, correct_column, load
 from robustness.core.errors import StudyError, TableError
 
 __all__ = ["INVALID_RULES", "accuracy", "accuracy_drop", "check_invalid", "correct_outcome"]
@@ -60,7 +60,7 @@ def correct_outcome(t: pd.DataFrame, invalid: str = "wrong") -> tuple[np.ndarray
     Parameters
     ----------
     t
-        A table checked by ``analyses._data.load`` with ``gold`` or ``correct``.
+        A table checked by ``analyses.table_input.load`` with ``gold`` or ``correct``.
     invalid
         ``'wrong'`` (an invalid answer scores 0) or ``'drop'`` (it is not scored).
 

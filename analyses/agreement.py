@@ -34,8 +34,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analyses._counts import MIN_SET, PromptSets, prompt_sets
-from analyses._data import REFERENCE, load, nullable_int
+from analyses.prompt_sets import MIN_SET, PromptSets, prompt_sets
+from analyses.table_input import REFERENCE, load, nullable_int
 from robustness.core.errors import AnalysisError
 
 

@@ -30,9 +30,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from analyses._counts import prompt_sets
-from analyses._data import REFERENCE, codes, load
 from analyses.agreement import items_frame
+from analyses.prompt_sets import prompt_sets
+from analyses.table_input import REFERENCE, codes, load
 from robustness.core.errors import AnalysisError
 
 

@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from analyses._counts import MIN_SET, PromptSets, prompt_sets
-from analyses._data import REFERENCE, codes, load
 from analyses.paired import MIN_ITEMS, thin_note
+from analyses.prompt_sets import MIN_SET, PromptSets, prompt_sets
+from analyses.table_input import REFERENCE, codes, load
 from robustness.core.errors import StudyError, TableError
 
 __all__ = ["COCHRAN_OUTCOMES", "cochran_q", "cochran_statistics"]

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
-from analyses._data import REFERENCE
+from analyses.table_input import REFERENCE
 
 __all__ = ["CONCORDANCE_COLUMNS", "kendall_w", "ranking_concordance"]
 

@@ -40,9 +40,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from analyses._counts import MIN_SET, PromptSets, prompt_sets
-from analyses._data import codes, load
 from analyses.accuracy import check_invalid, correct_outcome
+from analyses.prompt_sets import MIN_SET, PromptSets, prompt_sets
+from analyses.table_input import codes, load
 from robustness.core.errors import StudyError, TableError
 
 __all__ = ["MIN_ITEMS", "mcnemar", "thin_note"]

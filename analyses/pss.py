@@ -44,9 +44,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analyses._counts import PromptSets, count_pairs, prompt_sets
-from analyses._data import codes, is_ordinal, k_columns, load, n_options
 from analyses.accuracy import check_invalid, correct_outcome
+from analyses.prompt_sets import PromptSets, count_pairs, prompt_sets
+from analyses.table_input import codes, is_ordinal, k_columns, load, n_options
 from robustness.core.table import TableError
 
 __all__ = ["SCORES", "pss", "pss_items", "set_scores", "summarize_pss"]

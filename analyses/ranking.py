@@ -48,9 +48,9 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from analyses._data import REFERENCE, load
 from analyses.accuracy import correct_outcome
 from analyses.concordance import kendall_w, ranking_concordance
+from analyses.table_input import REFERENCE, load
 
 __all__ = [
     "kendall_w",

@@ -24,9 +24,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from analyses._counts import MIN_SET, prompt_sets
-from analyses._data import REFERENCE, load
 from analyses.accuracy import check_invalid, correct_outcome
+from analyses.prompt_sets import MIN_SET, prompt_sets
+from analyses.table_input import REFERENCE, load
 from robustness.core.errors import StudyError, TableError
 
 __all__ = ["format_accuracy", "format_spread"]

@@ -91,11 +91,11 @@ def worker(task: str, table_path: str, extra: str | None) -> dict:
     import statsmodels.api as sm
     import statsmodels.formula.api as smf
 
-    from analyses._counts import prompt_sets
-    from analyses._data import k_columns, load
     from analyses.agreement import items_frame, summarize_agreement
     from analyses.gee import gee
+    from analyses.prompt_sets import prompt_sets
     from analyses.pss import _pss_items, summarize_pss
+    from analyses.table_input import k_columns, load
 
     table = pd.read_parquet(table_path)
     out: dict = {"rows": len(table)}

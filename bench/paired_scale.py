@@ -21,9 +21,9 @@ import numpy as np
 import pandas as pd
 
 from analyses import cochran_q, mcnemar
-from analyses._counts import prompt_sets
-from analyses._data import load
 from analyses.paired import _mcnemar
+from analyses.prompt_sets import prompt_sets
+from analyses.table_input import load
 
 
 def table(n_models: int, n_items: int, seed: int = 0) -> pd.DataFrame:

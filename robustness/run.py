@@ -24,7 +24,7 @@ from robustness.core.errors import StudyError
 from robustness.core.items import Item, per_dataset
 from robustness.core.prompts import Exemplar, PromptSpec, default_spec
 from robustness.core.seeding import family_rng
-from robustness.core.table import write_csv, write_parquet
+from robustness.core.table import ANALYSIS_COLUMNS, validate, write_csv, write_parquet
 from robustness.core.variants import Variant
 from robustness.executors import Executor, Local, Ray
 from robustness.perturb import perturb
@@ -330,7 +330,8 @@ def run_study(
         "ray": {"address": ray, "workers": workers} if ray is not None else None,
         "models": info,
     }
-    write_parquet(table, config.table_path, meta)
+    checked = validate(table, ANALYSIS_COLUMNS)  # once: write_parquet and analyze take it as is
+    write_parquet(checked, config.table_path, meta)
     if csv:
         write_csv(table, config.table_path.with_suffix(".csv"))
-    return table, meta
+    return checked, meta

@@ -14,11 +14,11 @@ import pytest
 from scipy.special import expit
 
 from analyses import agreement_rows, gee
-from analyses._data import codes, load
 from analyses.gee.design import build_model_design
 from analyses.gee.formula import parse_formula
 from analyses.gee.long_table import fitted_rows
 from analyses.synthetic import synthetic_table
+from analyses.table_input import codes, load
 
 
 def _one_model_never_changes(seed: int = 5) -> pd.DataFrame:

@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 
 from analyses import gee
-from analyses._data import codes, load
 from analyses.gee.design import build_design, build_model_design, independent_columns
 from analyses.gee.formula import Formula, parse_formula
 from analyses.gee.long_table import fitted_rows
 from analyses.gee.wald import _pinv_psd, type2_hypothesis, wald_test
 from analyses.synthetic import synthetic_table
+from analyses.table_input import codes, load
 
 GONE = ["option_order", "label_substitution", "framing"]
 

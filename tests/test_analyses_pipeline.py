@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 from rich.console import Console
 
 from analyses import agreement_rows
-from analyses.pipeline import analyze, analyze_path
 from analyses.synthetic import synthetic_table
+from robustness.analysis.pipeline import analyze, analyze_path
 from robustness.core.table import TableError, write_csv, write_parquet
 
 REQUIRED = {
@@ -68,7 +70,10 @@ def test_writes_every_table_with_its_columns(table, tmp_path):
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["n_invalid"] == int((~table.valid).sum()) == res.n_invalid
     assert res.fit is not None and res.fit.converged
-    assert res["agreement_items"].equals(res.tables["agreement_items"])
+    assert list(res.named_tables()) == list(summary["tables"])  # a field per file, in order
+    assert res.named_tables()["agreement_items"] is res.agreement_items
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        res.notes = []  # type: ignore[misc]
 
 
 def test_path_reads_parquet_and_csv(table, tmp_path):
@@ -78,7 +83,7 @@ def test_path_reads_parquet_and_csv(table, tmp_path):
     a = analyze_path(pq, tmp_path / "a")
     b = analyze_path(csv, tmp_path / "b", cluster="model_item")
     assert a.cluster == "item" and b.cluster == "model_item"
-    pd.testing.assert_frame_equal(a["agreement_by_type_category"], b["agreement_by_type_category"])
+    pd.testing.assert_frame_equal(a.agreement_by_type_category, b.agreement_by_type_category)
     with pytest.raises(TableError, match="no such table"):
         analyze_path(tmp_path / "missing.parquet", tmp_path / "c")
 
@@ -149,3 +154,58 @@ def test_bad_arguments_are_analysis_errors_with_plain_values(tmp_path):
         analyze(table, tmp_path, min_items=np.int64(0), quiet=True)
     with pytest.raises(AnalysisError, match=r"cluster must be 'item' or 'model_item', not 'x'"):
         analyze(table, tmp_path, cluster="x", quiet=True)
+
+
+def test_prompt_sets_are_built_once_per_analyze(tmp_path, monkeypatch):
+    """The table is grouped into prompt sets once; each model's sets are cut from those, and
+    the sensitivity analysis recounts answers over the same grouping (issue 26)."""
+    import analyses.prompt_sets as module
+
+    calls = []
+    real = module.codes
+
+    def counting(frame, columns):
+        calls.append(tuple(columns))
+        return real(frame, columns)
+
+    monkeypatch.setattr(module, "codes", counting)
+    table = synthetic_table(models=2, n_items=6, seed=5, invalid_rate=0.1)
+    analyze(table, tmp_path, n_boot=20, quiet=True)
+    assert calls.count(("model", "dataset", "item_id", "category")) == 1, calls
+
+
+def test_for_model_and_with_answers_equal_a_fresh_grouping():
+    from analyses.prompt_sets import for_model, prompt_sets, with_answers
+    from analyses.table_input import load
+    from analyses.type_comparison import invalid_as_disagreement
+
+    t = load(synthetic_table(models=3, n_items=5, seed=4, invalid_rate=0.2))
+    whole = prompt_sets(t)
+    for model in sorted(t["model"].unique()):
+        cut = for_model(whole, model)
+        fresh = prompt_sets(t[t["model"] == model].reset_index(drop=True))
+        pd.testing.assert_frame_equal(cut.keys, fresh.keys)
+        for name in ("group", "answer", "n_invalid", "original", "item_group", "agree"):
+            assert np.array_equal(getattr(cut, name), getattr(fresh, name), equal_nan=True), name
+    t2 = invalid_as_disagreement(t)
+    again, fresh = with_answers(whole, t2), prompt_sets(t2)
+    assert np.array_equal(again.agree, fresh.agree, equal_nan=True)
+    assert np.array_equal(again.maj.majority, fresh.maj.majority)
+
+
+def test_a_table_read_or_written_is_not_validated_again(tmp_path, monkeypatch):
+    import robustness.core.table.checks as checks
+    from robustness.core.table import read_table, validate
+
+    table = synthetic_table(models=1, n_items=4, seed=1)
+    path = write_parquet(validate(table), tmp_path / "t.parquet", {})
+    loaded = read_table(path)
+    seen = []
+    real = checks.normalize
+    monkeypatch.setattr(checks, "normalize", lambda df: seen.append(len(df)) or real(df))
+    analyze(loaded, tmp_path / "out", n_boot=20, quiet=True)
+    write_parquet(loaded, tmp_path / "again.parquet", {})
+    assert seen == []  # neither analyze's load nor write_parquet checked it again
+    changed = loaded.assign(answer=loaded["answer"])  # a new frame: checked again
+    analyze(changed, tmp_path / "out2", n_boot=20, quiet=True)
+    assert seen

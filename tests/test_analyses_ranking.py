@@ -168,19 +168,19 @@ def test_spread_as_the_error_bar_by_hand():
 
 
 def test_analyze_adds_the_ranking_tables_with_two_models_only(tmp_path):
-    from analyses.pipeline import analyze
     from analyses.synthetic import synthetic_table
+    from robustness.analysis.pipeline import analyze
 
     two = analyze(
         synthetic_table(models=2, n_items=6, seed=1), tmp_path / "a", n_boot=20, quiet=True
     )
     for name in ("ranking_swaps", "ranking_concordance", "spread_resolution", "ranking_ranks"):
-        assert name in two.tables and (tmp_path / "a" / "tables" / f"{name}.csv").exists()
-    assert len(two.tables["ranking_swaps"]) > 0
+        assert name in two.named_tables() and (tmp_path / "a" / "tables" / f"{name}.csv").exists()
+    assert len(two.ranking_swaps) > 0
     one = analyze(
         synthetic_table(models=1, n_items=6, seed=1), tmp_path / "b", n_boot=20, quiet=True
     )
-    assert "ranking_swaps" not in one.tables
+    assert not one.has_ranking
     tables = ranking_tables(synthetic_table(models=2, n_items=6, seed=1), n_perm=50, seed=4)
     again = ranking_tables(synthetic_table(models=2, n_items=6, seed=1), n_perm=50, seed=4)
     pd.testing.assert_frame_equal(tables["ranking_concordance"], again["ranking_concordance"])

@@ -111,7 +111,7 @@ def test_a_correlation_over_one_or_two_items_is_not_computed(tmp_path, n):
     datasets = (DEFAULT_DATASETS[0], DEFAULT_DATASETS[2])[:n]
     table = synthetic_table(models=2, n_items=1, datasets=datasets, n_variants=2, seed=4)
     result, paths = analyse(table, tmp_path, min_items=1)
-    conf = result.tables["confidence_sensitivity"]
+    conf = result.confidence_sensitivity
     assert len(conf) == 2 and conf["r"].isna().all()
     assert (conf["note"] == f"not computed: {n} items (at least 3 needed)").all()
     assert paths["html"].exists()

@@ -252,3 +252,104 @@ def test_importing_every_module_changes_no_environment_variable():
     seen = _python(code)
     assert seen["changed"] == []
     assert "robustness.runners.hf" in seen["project"]
+
+
+#: Calls that write a file or a folder (pandas, pathlib, os, shutil, matplotlib, json).
+WRITERS = frozenset(
+    {
+        "to_csv",
+        "to_parquet",
+        "to_json",
+        "to_latex",
+        "to_excel",
+        "write_text",
+        "write_bytes",
+        "mkdir",
+        "makedirs",
+        "replace",
+        "rename",
+        "savefig",
+        "copyfile",
+        "copy",
+        "dump",
+    }
+)
+
+
+def _writes_or_prints(path: Path) -> list[str]:
+    """Where a module writes files or imports rich (docstrings and doctests are not code)."""
+    found = []
+    for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [
+                f"line {node.lineno}: import {a.name}"
+                for a in node.names
+                if a.name.split(".")[0] == "rich"
+            ]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "rich":
+            found.append(f"line {node.lineno}: from {node.module} import ...")
+        elif isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            # str.replace and DataFrame.replace are not os.replace: only os./shutil. count
+            owner = getattr(getattr(func, "value", None), "id", "")
+            if name in ("replace", "rename", "copy", "dump") and owner not in (
+                "os",
+                "shutil",
+                "json",
+            ):
+                continue
+            if name in WRITERS:
+                found.append(f"line {node.lineno}: {name}(...)")
+            elif name == "open" and isinstance(func, ast.Name):
+                mode = node.args[1] if len(node.args) > 1 else None
+                mode = mode or next((k.value for k in node.keywords if k.arg == "mode"), None)
+                if isinstance(mode, ast.Constant) and set(str(mode.value)) & set("wax+"):
+                    found.append(f"line {node.lineno}: open(..., {mode.value!r})")
+    return found
+
+
+def test_the_reader_sees_writes_and_rich(tmp_path):
+    source = tmp_path / "m.py"
+    source.write_text(
+        "import os\n"
+        "def f(df, p):\n    df.to_csv(p)\n    os.replace(p, p)\n    'a'.replace('a', 'b')\n"
+        "    open(p, 'w')\n    open(p)\n"
+        "def g():\n    from rich.table import Table\n"
+    )
+    assert sorted(x.split(":")[0] for x in _writes_or_prints(source)) == [
+        "line 3",
+        "line 4",
+        "line 6",
+        "line 9",
+    ]
+
+
+def test_no_statistics_module_writes_files_or_prints_with_rich():
+    """analyses/ is statistics: DataFrames in and out; files and the console are orchestration."""
+    found = {
+        module: hits
+        for module, path in MODULES.items()
+        if layer(module) == "analyses" and (hits := _writes_or_prints(path))
+    }
+    assert not found, found
+
+
+def test_the_statistics_face_names_orchestration_only_as_lazy_aliases():
+    """``analyses.analyze`` (and ``analyze_path``, ``AnalysisResult``) stay where users find
+    them, as names resolved on first use from robustness.analysis: the one place analyses/
+    refers to orchestration, and never as an import that runs when analyses is imported."""
+    from robustness.core.lazy import exports_of
+
+    exports = exports_of(REPO / "analyses" / "__init__.py")
+    across = {name: mod for name, mod in exports.items() if layer(mod) != "analyses"}
+    assert across == {
+        "analyze": "robustness.analysis.pipeline",
+        "analyze_path": "robustness.analysis.pipeline",
+        "AnalysisResult": "robustness.analysis.result",
+    }
+    seen = _python(
+        "import json, os, sys\nPKGS = ('robustness', 'perturbations', 'analyses')\n"
+        "before = dict(os.environ)\nimport analyses\nanalyses.gee\n" + _REPORT
+    )
+    assert not [m for m in seen["project"] if m.startswith("robustness.analysis")]

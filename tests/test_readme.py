@@ -85,3 +85,33 @@ def test_json_and_toml_blocks_are_valid(tmp_path):
         if model.backend == "openai":
             assert model.options["base_url"].startswith("http://127.0.0.1")
     assert backends == ["hf", "openai"]
+
+
+def test_the_demo_prompt_count_is_the_number_the_demo_runs(tmp_path):
+    """README's "N prompts" is computed here from the demo's own configuration and items."""
+    from robustness.commands.demo import demo_config
+    from robustness.core.items import demo_items, per_dataset
+    from robustness.run import study_variants
+
+    found = re.search(r"x (\d+) variants, (\d+) prompts through", README)
+    assert found, "the README no longer states the demo's prompt count"
+    config = demo_config(tmp_path, "choice", int(found.group(1)), 0)
+    variants = study_variants(config, per_dataset(demo_items(), 12))
+    assert int(found.group(2)) == len(variants) * len(config.models)
+
+
+def test_the_tour_names_the_wald_columns_the_code_gives():
+    import analyses as an
+
+    (line,) = [x for x in README.splitlines() if "fit.wald(2)" in x and "#" in x]
+    said = [c.strip() for c in line.split("#", 1)[1].split(",")]
+    table = an.synthetic_table(models=1, n_items=6, seed=0)
+    assert said == list(an.gee(table).wald(type=2).columns)
+
+
+def test_the_readme_says_how_models_are_downloaded():
+    assert "Nothing is downloaded" not in README
+    assert "downloads from the Hugging Face Hub as transformers does" in README
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        assert f"export {name} := 1" in makefile and f"{name}=1" in README

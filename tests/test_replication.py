@@ -12,8 +12,8 @@ import pytest
 from conftest import shared_paths
 
 import robustness as rb
-from analyses.pipeline import analyze
 from analyses.synthetic import synthetic_table
+from robustness.analysis.pipeline import analyze
 from robustness.answers import answer_rows, rows_to_table
 from robustness.report import write_report
 from robustness.report.paper import load_paper
@@ -65,16 +65,16 @@ def test_the_preset_measures_option_order_on_subjective_items(tmp_path):
     rows = answer_rows(PositionRunner(), variants, small.models[0], study="kamal2026")
     table = rows_to_table(rows)
     res = analyze(table, tmp_path, n_boot=50, quiet=True, min_items=2)
-    items_frame = res.tables["agreement_items"]
+    items_frame = res.agreement_items
     subj = items_frame[
         (items_frame["dataset_type"] == "subjective") & (items_frame["category"] == "option_order")
     ]
     assert len(subj) == 6 and (subj["n_valid"] >= 2).all() and subj["c_i"].notna().all()
-    contrasts = res.tables["contrasts"].set_index("category")
+    contrasts = res.contrasts.set_index("category")
     assert "option_order" in contrasts.index
     row = contrasts.loc["option_order"]
     assert row["reason"] == "" and math.isfinite(row["difference"])
-    assert len(res.tables["wald_dataset_type2"]) > 0
+    assert len(res.wald_dataset_type2) > 0
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +101,7 @@ def test_both_models_are_in_every_analysis_of_several_datasets(compared):
         n_boot=50,
         quiet=True,
     )
-    assert one.dataset_fit is None and one.tables["wald_dataset_type2"].empty
+    assert one.dataset_fit is None and one.wald_dataset_type2.empty
     assert any("needs two or more datasets" in n for n in one.notes)
 
 
@@ -112,7 +112,7 @@ def test_every_published_figure_appears_once_beside_the_run(compared):
     assert len(table) == len(paper.figures) == 12
     html = unescape(paths["html"].read_text())
     md = paths["md"].read_text().replace("\\", "")
-    items = res.tables["agreement_items"]
+    items = res.agreement_items
     pert = items[(items["category"] != "original") & items["c_i"].notna()]
     for fig in paper.figures:
         published = f"{fig['value']:.3f}"
@@ -126,7 +126,7 @@ def test_every_published_figure_appears_once_beside_the_run(compared):
             lines = [ln for ln in re.split(r"\n|</tr>", text) if cell in ln]
             assert len(lines) == 1, (fig["what"], lines)
             assert published in lines[0] and f"{run:.3f}" in lines[0]
-    w2 = res.tables["wald_dataset_type2"].set_index("term")
+    w2 = res.wald_dataset_type2.set_index("term")
     chi2 = table.set_index("figure").loc[paper.figures[-1]["what"], "run"]
     assert chi2 == pytest.approx(w2.at["dataset:category", "chi2"])
 

@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analyses.pipeline import analyze
 from analyses.synthetic import synthetic_table
+from robustness.analysis.pipeline import analyze
 from robustness.report import headline, to_latex, to_markdown, write_report
 
 EVIL = "<script>alert('x')</script> & $x_1$ | 100%\x1b[2J\x1b]0;title\x07"
@@ -111,19 +111,19 @@ def test_untrusted_text_is_escaped_everywhere(report):
 def test_headline_numbers_match_the_tables(report):
     _, _, result = report
     h = headline(result)
-    per_model = result.tables["agreement_by_model_type_category"]
+    per_model = result.agreement_by_model_type_category
     all_rows = per_model[per_model["category"] == "all"].set_index("model")
     assert [m.model for m in h.models] == list(all_rows.index)
     for m in h.models:
         assert m.objective == pytest.approx(all_rows.at[m.model, "objective"])
         assert m.objective_ci[0] <= m.objective <= m.objective_ci[1]
-    items = result.tables["agreement_items"]
+    items = result.agreement_items
     pert = items[(items["category"] != "original") & items["c_i"].notna()]
     one = pert[pert["model"] == h.models[0].model]
     assert h.models[0].subjective == pytest.approx(
         one.loc[one.dataset_type == "subjective", "c_i"].mean()
     )
-    w2 = result.tables["wald_type2"].set_index("term")
+    w2 = result.wald_type2.set_index("term")
     assert h.interaction[0] == pytest.approx(w2.loc["dataset_type:category", "chi2"])
     assert h.least_stable == pert.groupby("category")["c_i"].mean().idxmin()
     text = "\n".join(h.lines())

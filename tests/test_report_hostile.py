@@ -15,7 +15,7 @@ from helpers.servers import KEY, KEY_ENV, EchoingServer
 from rich.console import Console
 
 import robustness as rb
-from analyses.pipeline import analyze
+from robustness.analysis.pipeline import analyze
 from robustness.core.table import write_csv, write_parquet
 from robustness.report import write_report
 from robustness.run import run

@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analyses.pipeline import analyze
 from analyses.synthetic import synthetic_table
+from robustness.analysis.pipeline import analyze
 from robustness.core.names import FAMILY_ORDER
 from robustness.report import figures, headline, write_report
 
@@ -62,9 +62,9 @@ def test_headline_is_like_for_like_per_model_with_intervals(reviewed):
     for m in h.models:
         assert m.objective_ci[0] < m.objective < m.objective_ci[1]
         assert m.n_objective == 16 and m.n_subjective > 0
-    per_model = result.tables["agreement_by_model_type_category"]
+    per_model = result.agreement_by_model_type_category
     for model, g in per_model.groupby("model"):
-        items = result.tables["agreement_items"]
+        items = result.agreement_items
         mine = items[
             (items["model"] == model) & items["c_i"].notna() & items["category"].isin(h.families)
         ]
@@ -118,7 +118,7 @@ def test_thin_cells_are_not_computed_and_warnings_become_notes(reviewed, capsys)
     assert (conf["n_items"] >= 10).all() or conf["note"].str.startswith("not computed").any()
     small = synthetic_table(models=1, n_items=2, n_variants=2, seed=1)
     res = analyze(small, out / "small", n_boot=50, quiet=True)
-    conf = res.tables["confidence_sensitivity"]
+    conf = res.confidence_sensitivity
     assert conf["r"].isna().all() and conf["note"].str.startswith("not computed: 8 items").all()
     assert "RuntimeWarning" not in capsys.readouterr().err
 
@@ -162,7 +162,7 @@ def test_numbers_are_printed_as_a_paper_prints_them(reviewed):
 
 def test_figures_have_no_clipped_text_and_integer_format_ticks(reviewed):
     _, result, _, _ = reviewed
-    tabs = result.tables
+    tabs = result.named_tables()
     drawn = [
         figures.agreement_heatmap(tabs["agreement_items"]),
         figures.type_by_category(tabs["agreement_by_model_type_category"]),
@@ -197,8 +197,8 @@ def test_each_model_is_compared_on_its_own_shared_families(tmp_path):
     assert "option_order" not in h.families  # the families every model has
     text = "\n".join(h.lines())
     assert "over 8 shared families (" in text  # model_2 has more: it names its own list
-    pooled = res.tables["agreement_by_type_category"].set_index("category")
-    per = res.tables["agreement_items"]
+    pooled = res.agreement_by_type_category.set_index("category")
+    per = res.agreement_items
     both = per[per["category"].isin(h.families) & per["c_i"].notna()]
     expect = both.loc[both["dataset_type"] == "subjective", "c_i"].mean()
     assert pooled.at["all", "subjective"] == pytest.approx(expect)
@@ -214,11 +214,11 @@ def test_items_are_dataset_and_id_and_missing_values_print_as_a_dash(tmp_path):
     t = synthetic_table(models=1, n_items=12, n_variants=2, seed=2)
     t["item_id"] = t["item_id"].str.replace(r"^.*-", "q", regex=True)  # ids repeat
     res = analyze(t, tmp_path, n_boot=50, quiet=True, min_items=20)
-    c = res.tables["contrasts"].set_index("category")
+    c = res.contrasts.set_index("category")
     # 24 items per type, 12 ids repeated in two datasets: counts above 12 are by item
     assert (c["n_items_objective"] > 20).all() and (c["n_items_subjective"] > 20).all()
-    assert (res.tables["flip_summary"]["n_items"] > 20).all()
-    from analyses.numbers import fmt, fmt_p
+    assert (res.flip_summary["n_items"] > 20).all()
+    from robustness.analysis.number_text import fmt, fmt_p
 
     assert fmt(pd.NA) == "-" and fmt_p(pd.NA) == "-" and fmt_p(0.0) == "< 1e-300"
     paths = write_report(res, tmp_path, {})

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analyses._data import codes
 from analyses.gee.formula import Formula
+from analyses.table_input import codes
 from robustness.core.errors import AnalysisError
 
 __all__ = ["ModelDesign", "build_design", "build_model_design", "independent_columns", "sum_coded"]

@@ -27,11 +27,11 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from analyses._counts import prompt_sets
-from analyses._data import REFERENCE
 from analyses.agreement import items_frame
 from analyses.gee.fit import gee_loaded
 from analyses.gee.type_contrasts import CONTRAST_COLUMNS as FIT_COLUMNS
+from analyses.prompt_sets import PromptSets, for_model, prompt_sets
+from analyses.table_input import REFERENCE
 from robustness.core.errors import RobustnessError
 
 __all__ = ["CONTRAST_COLUMNS", "contrast_rows", "contrasts_by_model"]
@@ -176,6 +176,7 @@ def contrasts_by_model(
     *,
     cluster: str = "item",
     min_items: int = 10,
+    whole: PromptSets | None = None,
 ) -> tuple[pd.DataFrame, list[str]]:
     """Objective - subjective contrasts per category, each model fitted on its own.
 
@@ -193,6 +194,9 @@ def contrasts_by_model(
         ``'item'`` or ``'model_item'`` (the same within one model).
     min_items
         A contrast with fewer items than this on either side is withheld.
+    whole
+        The prompt sets of ``t`` when the caller has them (each model's are cut from them
+        instead of grouping its rows again).
 
     Returns
     -------
@@ -245,7 +249,7 @@ def contrasts_by_model(
     frames, notes = [], []
     for model, rows in t.groupby("model", sort=True):
         rows = rows.reset_index(drop=True)
-        ps = prompt_sets(rows)
+        ps = prompt_sets(rows) if whole is None else for_model(whole, model)
         items = items_frame(ps)
         try:
             fit = gee_loaded(rows, "agree ~ dataset_type * category", cluster, ps=ps)

@@ -41,8 +41,6 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from analyses._counts import PromptSets
-from analyses._data import load
 from analyses.gee.covariance import COV_TYPES, covariance
 from analyses.gee.design import ModelDesign, build_model_design, sum_coded
 from analyses.gee.factors import drop_flat_terms, factor_levels, is_factor
@@ -53,6 +51,8 @@ from analyses.gee.rows import FittedRows, cluster_columns, contiguity_note, fram
 from analyses.gee.separation import COLUMNS as SEPARATION_COLUMNS
 from analyses.gee.separation import check_separation, linear_separation
 from analyses.gee.solver import CORSTRS, aggregate_cells, solve_gee, solver_notes
+from analyses.prompt_sets import PromptSets
+from analyses.table_input import load
 from robustness.core.errors import AnalysisError
 from robustness.core.table import TableError
 
@@ -204,7 +204,7 @@ def gee_loaded(
     Parameters
     ----------
     t
-        A table checked by ``analyses._data.load`` that keeps the formula's columns.
+        A table checked by ``analyses.table_input.load`` that keeps the formula's columns.
     formula
         As :func:`gee`, or the formula already parsed (it is parsed once per fit).
     cluster, levels, corstr, cov_type, bias_reduction, tol, max_iter

@@ -17,10 +17,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from analyses._counts import MIN_SET, PromptSets, prompt_sets
-from analyses._data import REFERENCE, correct_column
 from analyses.gee.formula import Formula, parse_formula
 from analyses.gee.rows import FittedRows, binary_response
+from analyses.prompt_sets import MIN_SET, PromptSets, prompt_sets
+from analyses.table_input import REFERENCE, correct_column
 from robustness.core.table import TableError
 
 __all__ = [
@@ -112,7 +112,7 @@ def fitted_rows(t: pd.DataFrame, f: Formula, ps: PromptSets | None = None) -> Fi
     Parameters
     ----------
     t
-        A table checked by ``analyses._data.load`` that keeps the formula's columns.
+        A table checked by ``analyses.table_input.load`` that keeps the formula's columns.
     f
         The parsed formula.
     ps
@@ -136,7 +136,7 @@ def fitted_rows(t: pd.DataFrame, f: Formula, ps: PromptSets | None = None) -> Fi
     Examples
     --------
     >>> from analyses.synthetic import synthetic_table
-    >>> from analyses._data import load
+    >>> from analyses.table_input import load
     >>> t = load(synthetic_table(models=1, n_items=4, seed=1))
     >>> rows = fitted_rows(t, parse_formula("agree ~ category"))
     >>> bool((rows.data["category"] != "original").all()), len(rows.y) == len(rows.data)

@@ -26,13 +26,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from analyses._counts import PromptSets
 from analyses.gee.fit import gee_loaded
 from analyses.gee.long_table import DEFAULT_FORMULA
 from analyses.gee.result import GEEResult
 from analyses.gee.separation import COLUMNS as SEPARATION_COLUMNS
 from analyses.gee.type_contrasts import CONTRAST_COLUMNS
 from analyses.gee.wald import COLUMNS as WALD_COLUMNS
+from analyses.prompt_sets import PromptSets
 from robustness.core.errors import RobustnessError
 
 __all__ = [
@@ -161,9 +161,9 @@ def fit_models(
     Parameters
     ----------
     t
-        A table checked by ``analyses._data.load`` that keeps the formulas' columns.
+        A table checked by ``analyses.table_input.load`` that keeps the formulas' columns.
     ps
-        Its prompt sets (``analyses._counts.prompt_sets``).
+        Its prompt sets (``analyses.prompt_sets.prompt_sets``).
     formula
         Replaces the type model's formula; the dataset model is always the paper's.
     cluster
@@ -206,8 +206,8 @@ def fit_models(
     >>> import numpy as np
     >>> import statsmodels.api as sm, statsmodels.formula.api as smf
     >>> from analyses import agreement_rows, fit_models
-    >>> from analyses._counts import prompt_sets
-    >>> from analyses._data import load
+    >>> from analyses.prompt_sets import prompt_sets
+    >>> from analyses.table_input import load
     >>> from analyses.synthetic import synthetic_table
     >>> t = synthetic_table(models=1, n_items=10, categories=("paraphrase", "formatting"),
     ...                     n_variants=4, seed=1)

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analyses._data import codes
 from analyses.gee.formula import Formula
+from analyses.table_input import codes
 from robustness.core.table import TableError
 
 __all__ = ["ROW_CLUSTER", "FittedRows", "binary_response", "contiguity_note", "frame_rows"]

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from analyses._data import codes
+from analyses.table_input import codes
 from robustness.core.errors import AnalysisError
 from robustness.core.table import TableError
 

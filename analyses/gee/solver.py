@@ -68,8 +68,8 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy.special import expit
 
-from analyses._data import codes
 from analyses.gee.design import ModelDesign
+from analyses.table_input import codes
 from robustness.core.errors import AnalysisError
 
 __all__ = ["CORSTRS", "Cells", "SolverFit", "aggregate_cells", "solve_gee", "solver_notes"]

@@ -182,8 +182,8 @@ def _table(rows: list[tuple[str, WaldTest | None, int]]) -> pd.DataFrame:
         if test.dof < test.n_constraints:
             notes.append(
                 f"Wald test of {label!r} on {test.dof} of its {test.n_constraints} estimable "
-                "directions: the robust covariance is singular there (fewer clusters than "
-                "coefficients), so dof is the rank tested."
+                "directions: the robust covariance is singular there (its rank is below the "
+                "number of coefficients; covariance_rank says why), so dof is the rank tested."
             )
         out.append({"term": label, "dof": test.dof, "chi2": test.chi2, "p_value": test.p_value})
     table = pd.DataFrame(out, columns=COLUMNS)

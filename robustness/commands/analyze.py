@@ -30,7 +30,7 @@ def analyze_table(
     figures the report puts beside the run's; ``n_boot`` is the number of item-bootstrap
     replicates.
     """
-    from analyses.pipeline import analyze
+    from robustness.analysis.pipeline import analyze
     from robustness.report import write_report
 
     console = console or Console()

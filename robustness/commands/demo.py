@@ -35,7 +35,7 @@ def demo_config(out: Path, mode: str, n_variants: int, seed: int) -> StudyConfig
 
 
 def run_demo(out: str, mode: str, n_per_dataset: int, n_variants: int, seed: int) -> None:
-    from analyses.pipeline import analyze
+    from robustness.analysis.pipeline import analyze
     from robustness.report import headline, write_report
     from robustness.run import run_study
 

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from analyses.numbers import fmt_p
+from robustness.analysis.number_text import fmt_p
 from robustness.core.text_safety import escape_latex as latex_escape
 from robustness.core.text_safety import escape_markdown as md_escape
 from robustness.report.headline import Headline, headline

@@ -1,6 +1,6 @@
 """The report as a document: sections of paragraphs, tables and figures, built from the result.
 
-:func:`build` turns an :class:`analyses.pipeline.AnalysisResult` (and the table's
+:func:`build` turns an :class:`robustness.analysis.pipeline.AnalysisResult` (and the table's
 metadata, and optionally a published study to compare with) into a list of
 :class:`Section`; :mod:`robustness.report.write` renders the same list as HTML and as
 Markdown, so both say the same thing. Nothing here reads the long table: every number
@@ -11,11 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from robustness.analysis.number_text import fmt
 from robustness.report.figures import category_order
+
+if TYPE_CHECKING:
+    from robustness.analysis.result import AnalysisResult
 
 __all__ = ["Block", "Section", "build", "method_text"]
 
@@ -59,10 +63,10 @@ def _models_line(m: Mapping[str, Any], entry: Mapping[str, Any]) -> str:
     return line
 
 
-def method_text(result: Any, meta: Mapping[str, Any]) -> list[str]:
+def method_text(result: AnalysisResult, meta: Mapping[str, Any]) -> list[str]:
     """Sentences describing how the table was made (from the study config when present)."""
     study = meta.get("study") or {}
-    items = result.tables["agreement_items"]
+    items = result.agreement_items
     datasets = items.groupby(["dataset", "dataset_type"])["item_id"].nunique().reset_index()
     parts = ", ".join(
         f"{r.dataset} ({r.dataset_type}, {r.item_id} items)" for r in datasets.itertuples()
@@ -103,16 +107,84 @@ def method_text(result: Any, meta: Mapping[str, Any]) -> list[str]:
         f"the type model ({result.formula}) and the dataset model of Kamal et al.'s Table 3 "
         f"({result.dataset_formula})."
     )
-    parser = sorted(
-        set(result.tables.get("parser_versions", pd.DataFrame(columns=["v"])).get("v", []))
-    )
-    if parser:
-        out.append(f"Generated answers were read by answer parser version(s) {', '.join(parser)}.")
+    out.append(floor_text(items))
     return out
 
 
-def _table(result: Any, name: str, caption: str, columns: list[str] | None = None) -> Block:
-    frame = result.tables.get(name)
+def floor_text(items: pd.DataFrame) -> str:
+    """The attainable minimum of C_i per category: 1/N_i with N_i valid variants."""
+    sets = items[(items["category"] != "original") & items["c_i"].notna()]
+    parts = []
+    for cat in category_order(list(sets["category"].unique())):
+        n = sets.loc[sets["category"] == cat, "n_valid"].astype(int)
+        lo, hi = int(n.min()), int(n.max())
+        span = f"N_i = {lo}" if lo == hi else f"N_i = {lo} to {hi}"
+        parts.append(
+            f"{cat} {span}, floor {1 / hi:.3f}" + ("" if lo == hi else f" to {1 / lo:.3f}")
+        )
+    return (
+        "The floor of C_i: with N_i valid variants C_i >= 1/N_i (two variants give 0.5 or 1), "
+        "so a mean C_i is read against its floor, not against 0: "
+        + ("; ".join(parts) or "no prompt set has two valid answers")
+        + "."
+    )
+
+
+def _interval(value: Any, low: Any, high: Any) -> str:
+    if pd.isna(value):
+        return "-"
+    return f"{fmt(value)} [{fmt(low)}, {fmt(high)}]"
+
+
+def table2(frame: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """Table 2 for reading: each estimate with its interval in one cell, counts said once.
+
+    Returns the display table (``model`` only with several models; ``category, objective,
+    subjective, gap``, each ``"0.804 [0.777, 0.830]"``; an item-count column only where the
+    counts differ between rows) and a sentence with the counts.
+    """
+    if frame.empty:
+        return frame, ""
+    out = pd.DataFrame({"model": frame["model"], "category": frame["category"]})
+    for side in ("objective", "subjective", "gap"):
+        out[side] = [
+            _interval(v, lo, hi)
+            for v, lo, hi in zip(
+                frame[side], frame[f"{side}_ci_low"], frame[f"{side}_ci_high"], strict=True
+            )
+        ]
+    counts = frame[["n_items_objective", "n_items_subjective"]].drop_duplicates()
+    if len(counts) == 1:
+        n_obj, n_subj = (int(x) for x in counts.iloc[0])
+        said = f"{n_obj} objective and {n_subj} subjective items in every row"
+    else:
+        out["items (obj / subj)"] = [
+            f"{int(a)} / {int(b)}"
+            for a, b in zip(frame["n_items_objective"], frame["n_items_subjective"], strict=True)
+        ]
+        said = "the items behind each row are in its last column"
+    if frame["model"].nunique() == 1:
+        out = out.drop(columns="model")
+    return out.reset_index(drop=True), said
+
+
+def table2_blocks(result: AnalysisResult) -> list[Block]:
+    """Table 2 per model (one table), and the pooled one only when there are several models."""
+    per_model, said = table2(result.agreement_by_model_type_category)
+    blocks = [
+        Block(
+            table=per_model,
+            caption="Mean agreement C_i by dataset type and category with 95% item-bootstrap "
+            f"intervals; 'all' pools the families both types have; {said}",
+        )
+    ]
+    if result.n_models > 1:
+        pooled, said = table2(result.agreement_by_type_category)
+        blocks.append(Block(table=pooled, caption=f"The same with the models pooled; {said}"))
+    return blocks
+
+
+def _table(frame: pd.DataFrame | None, caption: str, columns: list[str] | None = None) -> Block:
     if frame is None:
         frame = pd.DataFrame()
     if columns is not None:
@@ -120,20 +192,19 @@ def _table(result: Any, name: str, caption: str, columns: list[str] | None = Non
     return Block(table=frame, caption=caption)
 
 
-def _wald_pair(result: Any, two: str, three: str) -> pd.DataFrame:
-    w2, w3 = result.tables.get(two), result.tables.get(three)
+def _wald_pair(w2: pd.DataFrame, w3: pd.DataFrame) -> pd.DataFrame:
     if w2 is None or not len(w2):
         return pd.DataFrame()
     return w2.merge(w3, on="term", how="outer", suffixes=("_II", "_III"))
 
 
 def build(
-    result: Any,
+    result: AnalysisResult,
     meta: Mapping[str, Any],
     head_lines: list[str],
     figures: Mapping[str, tuple[Any, str]],
     notes: list[str],
-    paper: tuple[Any, pd.DataFrame] | None = None,
+    paper: tuple[Any, pd.DataFrame, pd.DataFrame] | None = None,
 ) -> list[Section]:
     """Every section of the report, in reading order."""
 
@@ -143,7 +214,7 @@ def build(
     secs = [Section("Headline", [Block(items=head_lines)], "headline")]
     secs.append(Section("Method", [Block(text=s) for s in method_text(result, meta)], "method"))
     if paper is not None:
-        p, frame = paper
+        p, frame, plan = paper
         secs.append(
             Section(
                 f"The paper beside the run: {p.title}",
@@ -151,7 +222,15 @@ def build(
                     Block(text=p.source),
                     Block(
                         table=frame,
-                        caption="Published figures and the run's (models pooled, then each model)",
+                        caption="Published figures and the run's (models pooled, with 95% "
+                        "item-bootstrap intervals, then each model); a figure is comparable "
+                        "only where the designs match (see the design table)",
+                    ),
+                    Block(
+                        table=plan,
+                        caption="The run's design beside the paper's: a mean C_i has the floor "
+                        "1/N_i, so a paper with another number of variants per family has "
+                        "another floor; a chi-square on other df is another test",
                     ),
                 ],
                 "paper",
@@ -161,17 +240,7 @@ def build(
         Section(
             "Agreement (Table 2, like for like)",
             [
-                _table(
-                    result,
-                    "agreement_by_model_type_category",
-                    "Mean agreement C_i per model by dataset type and category, 95% "
-                    "item-bootstrap intervals; 'all' pools the families both types have",
-                ),
-                _table(
-                    result,
-                    "agreement_by_type_category",
-                    "The same with the models pooled (labelled pooled)",
-                ),
+                *table2_blocks(result),
                 *fig("dataset_by_category"),
                 *fig("type_by_category"),
                 *fig("agreement_heatmap"),
@@ -181,47 +250,70 @@ def build(
     )
     secs.append(
         Section(
+            "Accuracy under the original prompt beside chance",
+            [
+                _table(
+                    result.accuracy_vs_chance,
+                    "Accuracy of each model on each dataset's original prompts with its exact "
+                    "(Clopper-Pearson) 95% interval, beside chance (the mean of 1/K over the "
+                    "items); a model at or below chance is guessing, and its agreement "
+                    "measures a label or position preference, not the stability of a belief",
+                ),
+                _table(
+                    result.label_concentration,
+                    "The displayed label each model gives most often under the original "
+                    "prompt, and on how many items",
+                ),
+            ],
+            "chance",
+        )
+    )
+    secs.append(
+        Section(
             "Models: GEE Wald tests, marginal means and contrasts",
             [
                 Block(
-                    table=_wald_pair(result, "wald_type2", "wald_type3"),
+                    table=_wald_pair(result.wald_type2, result.wald_type3),
                     caption=f"Type model ({result.formula}): Wald chi-square, Type II and III",
                 ),
                 Block(
-                    table=_wald_pair(result, "wald_dataset_type2", "wald_dataset_type3"),
+                    table=_wald_pair(result.wald_dataset_type2, result.wald_dataset_type3),
                     caption=f"Dataset model, Kamal et al. Table 3 ({result.dataset_formula}): "
                     "Wald chi-square, Type II and III",
                 ),
                 _table(
-                    result,
-                    "marginal_means",
-                    "Estimated marginal agreement, type model (delta-method 95% CI)",
+                    result.marginal_means,
+                    "Estimated marginal agreement, type model (delta-method 95% CI); "
+                    "n_averaged: the reference-grid cells averaged into each mean (one per "
+                    "level of the factors not shown, equal weights, as emmeans)",
                 ),
                 _table(
-                    result,
-                    "contrasts",
+                    result.contrasts,
                     "Objective - subjective contrasts per family, type model (Holm); the "
                     "reason where there is no value",
                 ),
                 _table(
-                    result,
-                    "contrasts_by_model",
+                    result.contrasts_by_model,
                     "The same, each model fitted on its own (agree ~ dataset_type * category)",
                 ),
-                _table(result, "separation", "Cells with constant agreement (separation)"),
+                _table(result.separation, "Cells with constant agreement (separation)"),
+                _table(
+                    result.covariance_rank,
+                    "Rank of each model's robust covariance: a Wald test is made on the "
+                    "directions it spans; the coefficients in the missing ones, and why",
+                ),
             ],
             "models",
         )
     )
-    if "ranking_swaps" in result.tables:  # two or more models (issue 15)
+    if result.has_ranking:  # two or more models (issue 15)
         secs.append(
             Section(
                 "Model rankings across prompts",
                 [
                     *fig("model_ranks"),
                     _table(
-                        result,
-                        "ranking_swaps",
+                        result.ranking_swaps,
                         "Share of (variant, model pair) comparisons whose order differs from "
                         "the reference: the original prompt's accuracy order (objective items) "
                         "or the order by agreement with the original answer averaged over the "
@@ -229,20 +321,17 @@ def build(
                         "reversed or tied",
                     ),
                     _table(
-                        result,
-                        "ranking_concordance",
+                        result.ranking_concordance,
                         "Kendall's W of the model rankings across each category's variants "
                         "(tie-corrected) with a permutation p-value",
                     ),
                     _table(
-                        result,
-                        "spread_resolution",
+                        result.spread_resolution,
                         "Spread as the error bar (FormatSpread): accuracy under the original "
                         "prompt and its spread over formats (original + formatting variants)",
                     ),
                     _table(
-                        result,
-                        "spread_pairs",
+                        result.spread_pairs,
                         "Model pairs: unresolved when the original-prompt accuracy difference "
                         "is smaller than either model's spread over formats",
                     ),
@@ -250,7 +339,7 @@ def build(
                 "rankings",
             )
         )
-    rates = result.tables.get("invalid_rates", pd.DataFrame())
+    rates = result.invalid_rates
     secs.append(
         Section(
             "Invalid answers",
@@ -267,8 +356,7 @@ def build(
                     caption="Invalid answers per model and dataset type, by reason",
                 ),
                 _table(
-                    result,
-                    "contrasts_invalid_as_disagreement",
+                    result.contrasts_invalid_as_disagreement,
                     "Sensitivity analysis: objective - subjective contrasts with every "
                     "invalid answer counted as disagreeing (type model, Holm)",
                 ),
@@ -282,8 +370,7 @@ def build(
             "Flip rates against the original prompt",
             [
                 _table(
-                    result,
-                    "flip_summary",
+                    result.flip_summary,
                     "Mean share of a category's valid variants that change the original "
                     "prompt's answer, per model and dataset type (defined where agreement is "
                     "not: a family with one variant per item)",
@@ -297,7 +384,7 @@ def build(
             "Prompt sensitivity (PSS, ProSA)",
             [
                 *fig("pss_distribution"),
-                _table(result, "pss", "PSS per model, dataset, category and score"),
+                _table(result.pss, "PSS per model, dataset, category and score"),
             ],
             "pss",
         )
@@ -309,13 +396,12 @@ def build(
                 *fig("format_accuracy"),
                 *fig("confidence_vs_pss"),
                 _table(
-                    result,
-                    "confidence_sensitivity",
+                    result.confidence_sensitivity,
                     "Confidence vs sensitivity per model: Pearson r with n and p "
                     f"(not computed below {result.min_items} items)",
                 ),
-                _table(result, "cochran", "Cochran's Q across categories per model and type"),
-                _table(result, "mcnemar", "McNemar between models"),
+                _table(result.cochran, "Cochran's Q across categories per model and type"),
+                _table(result.mcnemar, "McNemar between models"),
             ],
             "formats",
         )

@@ -62,7 +62,7 @@ def agreement_heatmap(items: pd.DataFrame) -> Figure:
 def type_by_category(cells: pd.DataFrame) -> Figure:
     """Objective vs subjective mean C_i by category with 95% intervals, one panel per model.
 
-    ``cells`` is the per-model Table 2 (``analyses.comparison.type_table``): ``model,
+    ``cells`` is the per-model Table 2 (``analyses.type_comparison.type_table``): ``model,
     category, objective, objective_ci_low, objective_ci_high, subjective, ...``; the
     ``all`` row (shared families) is drawn last, apart.
     """
@@ -101,7 +101,7 @@ def type_by_category(cells: pd.DataFrame) -> Figure:
 def dataset_by_category(means: pd.DataFrame) -> Figure:
     """Mean agreement by dataset and category, one panel per model (Kamal et al., Figure 1).
 
-    ``means`` is ``analyses.summaries.dataset_means`` output: ``model, dataset,
+    ``means`` is ``analyses.dataset_agreement.dataset_means`` output: ``model, dataset,
     dataset_type, category, c_i, n_items``. Objective datasets are drawn in blues,
     subjective ones in reds.
     """
@@ -142,11 +142,24 @@ def dataset_by_category(means: pd.DataFrame) -> Figure:
     return fig
 
 
+def wilson(mean: np.ndarray, n: np.ndarray, z: float = 1.96) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson's score interval of a mean of values in [0, 1] over n items (inside [0, 1]).
+
+    (p + z^2/2n -+ z sqrt(p(1 - p)/n + z^2/4n^2)) / (1 + z^2/n), Wilson (1927).
+    """
+    p, n = np.asarray(mean, float), np.asarray(n, float).clip(min=1)
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(np.clip(p * (1 - p), 0, None) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)
+
+
 def pss_distribution(items: pd.DataFrame, score: str = "answer") -> Figure:
-    """Mean S_i (ProSA eq. 1) by category and dataset type with a normal 95% interval.
+    """Mean S_i (ProSA eq. 1) by category and dataset type with Wilson's 95% interval.
 
     With two variants per prompt set S_i is 0 or 1, so a box plot says nothing; the mean
-    (the PSS, eq. 2) with its interval, mean +- 1.96 sd / sqrt(n), is what a reader can use.
+    (the PSS, eq. 2) with its interval is what a reader can use. The interval is Wilson's
+    score interval over the items (:func:`wilson`), which stays inside [0, 1] where a normal
+    interval around a PSS near 0 or 1 would not.
     """
     x = items[
         (items["score"] == score)
@@ -161,13 +174,13 @@ def pss_distribution(items: pd.DataFrame, score: str = "answer") -> Figure:
         d = d.reindex(cats)
         if d["mean"].notna().sum() == 0:
             continue
-        half = 1.96 * d["std"].fillna(0) / np.sqrt(d["count"].clip(lower=1))
+        lo, hi = wilson(d["mean"].to_numpy(float), d["count"].to_numpy(float))
+        mean = d["mean"].to_numpy(float)
         xs = np.arange(len(cats)) + (j - 0.5) * 0.22
-        ax.errorbar(
-            xs, d["mean"], yerr=half.to_numpy(float), fmt="o", color=color, capsize=3, label=dtype
-        )
+        yerr = np.vstack([np.clip(mean - lo, 0, None), np.clip(hi - mean, 0, None)])
+        ax.errorbar(xs, mean, yerr=yerr, fmt="o", color=color, capsize=3, label=dtype)
     ax.set_xticks(range(len(cats)), [for_figure(c) for c in cats], rotation=30, ha="right")
-    ax.set_ylim(-0.02, 1.02)
+    ax.set_ylim(-0.06, 1.06)  # a marker at 0 or 1 is drawn whole
     ax.set_ylabel(f"PSS: mean S_i ({score})")
     ax.set_title("Prompt sensitivity (0 = every variant gives the same answer)")
     ax.grid(axis="y", alpha=0.3)
@@ -202,7 +215,7 @@ def format_accuracy_plot(acc: pd.DataFrame) -> Figure:
 def confidence_vs_pss(points: pd.DataFrame, tests: pd.DataFrame | None = None) -> Figure:
     """Mean decoding confidence of an item's prompts against its S_i, one panel per model.
 
-    ``tests`` (``analyses.summaries.confidence_sensitivity``) puts n, r and p in each
+    ``tests`` (``analyses.confidence.confidence_sensitivity``) puts n, r and p in each
     panel's title; r is not shown where it was not computed (too few items).
     """
     models = list(dict.fromkeys(points["model"]))

@@ -2,7 +2,7 @@
 
 Every number compares the same families on both sides (the families both dataset types
 have; those one type lacks are named), model by model, with the item-bootstrap 95 %
-interval of the per-model Table 2 (:func:`analyses.comparison.type_table`), the number
+interval of the per-model Table 2 (:func:`analyses.type_comparison.type_table`), the number
 of items per type, the least stable family, the two Wald tests of the interaction and,
 when a model's invalid answers differ between the types, a warning.
 """
@@ -10,12 +10,15 @@ when a model's invalid answers differ between the types, a warning.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from analyses.numbers import fmt, fmt_dof, fmt_p
+from robustness.analysis.number_text import fmt, fmt_dof, fmt_p
+
+if TYPE_CHECKING:
+    from robustness.analysis.result import AnalysisResult
 
 __all__ = ["Headline", "ModelLine", "headline"]
 
@@ -63,6 +66,8 @@ class Headline:
     interaction: tuple[float, int, float] | None
     dataset_interaction: tuple[float, int, float] | None
     warnings: list[str] = field(default_factory=list)
+    main_effect: tuple[float, int, float] | None = None
+    guessing: list[str] = field(default_factory=list)
     undefined: list[str] = field(default_factory=list)
     without: list[str] = field(default_factory=list)
     thin: list[str] = field(default_factory=list)
@@ -83,6 +88,7 @@ class Headline:
                 "answers (more variants per family, or fewer invalid outputs, are needed)"
             ]
         out = [f"warning: {w}" for w in self.warnings]
+        out += [f"warning: {g}" for g in self.guessing]
         if self.models:
             out.append(
                 f"like for like: each model's comparison averages the families both dataset "
@@ -114,6 +120,7 @@ class Headline:
             f"{self.least_stable_agreement:.3f}, all models and items)"
         )
         for label, test in (
+            ("dataset_type main effect (type model)", self.main_effect),
             ("dataset_type x category (type model)", self.interaction),
             ("dataset x category (dataset model, Kamal et al. Table 3)", self.dataset_interaction),
         ):
@@ -126,7 +133,8 @@ class Headline:
                     f"{label} Wald chi-square (type II): {chi2:.2f} on {fmt_dof(dof)} df, "
                     f"p {fmt_p(p) if fmt_p(p).startswith('<') else '= ' + fmt_p(p)}"
                     + (
-                        " (thin data: fewer clusters than coefficients, see the notes)"
+                        " (thin data: the robust covariance has rank below the number of "
+                        "coefficients, see the notes)"
                         if thin
                         else ""
                     )
@@ -145,9 +153,31 @@ def _wald_term(w: pd.DataFrame | None, term: str) -> tuple[float, int, float] | 
     return chi2, int(dof), float(r["p_value"])
 
 
-def headline(result: Any) -> Headline:
-    """The like-for-like headline of an :class:`analyses.pipeline.AnalysisResult`."""
-    per_model = result.tables["agreement_by_model_type_category"]
+def guessing_lines(chance: pd.DataFrame, labels: pd.DataFrame) -> list[str]:
+    """One sentence per model whose original-prompt accuracy is at or below chance somewhere."""
+    out = []
+    for model, g in chance[chance["verdict"] != "above chance"].groupby("model", sort=True):
+        where = "; ".join(
+            f"{r.dataset} {fmt(r.accuracy)} [{fmt(r.ci_low)}, {fmt(r.ci_high)}] vs chance "
+            f"{fmt(r.chance)} ({r.verdict})"
+            for r in g.itertuples()
+        )
+        mine = labels[labels["model"] == model]
+        habit = ", ".join(
+            f"{r.label!s} on {r.n_label} of {r.n_items} {r.dataset_type} items"
+            for r in mine.itertuples()
+        )
+        out.append(
+            f"model {model!s} is at or below chance under the original prompt ({where}, "
+            "exact 95% intervals): its agreement measures label or position bias, not "
+            "stability of belief" + (f"; it answers {habit}" if habit else "")
+        )
+    return out
+
+
+def headline(result: AnalysisResult) -> Headline:
+    """The like-for-like headline of an :class:`robustness.analysis.pipeline.AnalysisResult`."""
+    per_model = result.agreement_by_model_type_category
     rows = per_model[per_model["category"] == "all"]
     scope = per_model[per_model["scope"] == "both types"]
     own = {str(m): tuple(sorted(g["category"])) for m, g in scope.groupby("model")}
@@ -166,7 +196,7 @@ def headline(result: Any) -> Headline:
         for r in rows.itertuples()
         if np.isfinite(r.objective) and np.isfinite(r.subjective)
     ]
-    items = result.tables["agreement_items"]
+    items = result.agreement_items
     pert = items[(items["category"] != "original") & items["c_i"].notna()]
     by_cat = pert.groupby("category")["c_i"].mean()
     asked = [c for c in items["category"].unique() if c != "original"]
@@ -178,8 +208,10 @@ def headline(result: Any) -> Headline:
         only=dict(getattr(result, "families_only", {})),
         least_stable=worst,
         least_stable_agreement=float(by_cat.min()) if len(by_cat) else float("nan"),
-        interaction=_wald_term(result.tables.get("wald_type2"), "dataset_type:category"),
-        dataset_interaction=_wald_term(result.tables.get("wald_dataset_type2"), "dataset:category"),
+        main_effect=_wald_term(result.wald_type2, "dataset_type"),
+        guessing=guessing_lines(result.accuracy_vs_chance, result.label_concentration),
+        interaction=_wald_term(result.wald_type2, "dataset_type:category"),
+        dataset_interaction=_wald_term(result.wald_dataset_type2, "dataset:category"),
         thin=[
             label
             for label, fit in (

@@ -3,7 +3,8 @@
 Every string from items, prompts, model outputs, model and study names is data: it goes
 through :mod:`robustness.core.text_safety` (control characters and terminal escape sequences
 removed, then escaped for the format it is written in; this module has no escaping of its
-own). Numbers are printed as a paper prints them (see :mod:`analyses.numbers`): p-values as
+own). Numbers are printed as a paper prints them (see
+:mod:`robustness.analysis.number_text`): p-values as
 "< 0.001" or in scientific notation, degrees of freedom as whole numbers.
 """
 
@@ -13,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from analyses.numbers import fmt, fmt_dof, fmt_p, is_missing
+from robustness.analysis.number_text import fmt, fmt_dof, fmt_p, is_missing
 from robustness.core.text_safety import escape_html, escape_latex, escape_markdown, plain_text
 
 __all__ = ["CELL_CHARS", "cell", "to_html", "to_latex", "to_markdown"]

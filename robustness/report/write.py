@@ -1,6 +1,6 @@
 """Write the report: ``report.html`` (self-contained), ``report.md``, figures and LaTeX tables.
 
-:func:`write_report` takes the :class:`analyses.pipeline.AnalysisResult` (never the long
+:func:`write_report` takes the :class:`robustness.analysis.pipeline.AnalysisResult` (never the long
 table: every number, the fragile items' variants included, is in the result), the
 table's metadata (the study configuration, when the table is ours) and optionally a
 published study to compare with (``compare="kamal2026"``), and writes under the output
@@ -23,7 +23,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -32,6 +32,9 @@ from robustness.report import figures
 from robustness.report.document import Block, Section, build
 from robustness.report.headline import headline
 from robustness.report.render import cell, to_html, to_latex, to_markdown
+
+if TYPE_CHECKING:
+    from robustness.analysis.result import AnalysisResult
 
 __all__ = ["write_report"]
 
@@ -51,16 +54,18 @@ def _md(text: Any, *, block: bool = False) -> str:
 _CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;
 color:#222}table{border-collapse:collapse;margin:0.6em 0 1.4em;font-size:0.88em}
 td,th{border-bottom:1px solid #ddd;padding:3px 8px;text-align:right;vertical-align:top}
-th{border-bottom:2px solid #444}td:first-child,th:first-child{text-align:left}
+th{border-bottom:2px solid #444;overflow-wrap:anywhere}table{max-width:100%}
+td{overflow-wrap:anywhere}td:first-child,th:first-child{text-align:left}
 figure{margin:1.2em 0}figure img{max-width:100%}figcaption{font-size:0.9em;color:#555}
 pre{white-space:pre-wrap;text-align:left;font-size:0.85em;margin:0}.note{color:#8a5a00}
 details summary{cursor:pointer;color:#1f4e79}"""
 
 
-def _figures(result: Any, folder: Path, skipped: list[str]) -> dict[str, tuple[Path, str]]:
+def _figures(
+    result: AnalysisResult, folder: Path, skipped: list[str]
+) -> dict[str, tuple[Path, str]]:
     """Draw every figure the result has data for; say in ``skipped`` why any other is missing."""
     made: dict[str, tuple[Path, str]] = {}
-    tabs = result.tables
 
     def draw(
         name: str, data: pd.DataFrame, plot: Callable[[Any], Any], caption: str, why: str
@@ -71,16 +76,16 @@ def _figures(result: Any, folder: Path, skipped: list[str]) -> dict[str, tuple[P
             skipped.append(f"Figure '{name}' is not drawn: {why}.")
 
     no_sets = "no prompt set has two valid answers"
-    items = tabs["agreement_items"]
+    items = result.agreement_items
     defined = items[items["c_i"].notna() & (items["category"] != "original")]
     draw(
         "dataset_by_category",
-        tabs["agreement_by_dataset_category"],
+        result.agreement_by_dataset_category,
         figures.dataset_by_category,
         "Mean agreement C_i by dataset and category, one panel per model (Kamal et al., Figure 1).",
         no_sets,
     )
-    per_model = tabs["agreement_by_model_type_category"]
+    per_model = result.agreement_by_model_type_category
     draw(
         "type_by_category",
         per_model,
@@ -96,7 +101,7 @@ def _figures(result: Any, folder: Path, skipped: list[str]) -> dict[str, tuple[P
         "Mean agreement C_i by model and perturbation category.",
         no_sets,
     )
-    s_items = tabs["pss_items"]
+    s_items = result.pss_items
     pairs = s_items[
         (s_items["score"] == "answer")
         & s_items["s_i"].notna()
@@ -107,31 +112,31 @@ def _figures(result: Any, folder: Path, skipped: list[str]) -> dict[str, tuple[P
         pairs,
         lambda _: figures.pss_distribution(s_items),
         "Prompt sensitivity PSS (mean S_i, share of discordant variant pairs) by category "
-        "and dataset type, normal 95% intervals.",
+        "and dataset type, Wilson 95% intervals (inside [0, 1]).",
         no_sets,
     )
     draw(
         "format_accuracy",
-        tabs["format_accuracy"],
+        result.format_accuracy,
         figures.format_accuracy_plot,
         "Accuracy of objective items under each prompt format (original and formatting variants).",
         "no objective item with a gold answer was asked in several formats",
     )
-    conf = tabs.get("confidence_sensitivity")
+    conf = result.confidence_sensitivity
     draw(
         "confidence_vs_pss",
-        tabs["confidence_items"],
+        result.confidence_items,
         lambda pts: figures.confidence_vs_pss(pts, conf),
         "Mean decoding confidence of an item's prompts against its sensitivity S_i (all "
         "variants pooled), one panel per model.",
         "the table has no decoding confidence (choice mode records it)",
     )
-    if "ranking_ranks" in tabs:  # two or more models (issue 15)
+    if result.ranking_ranks is not None:  # two or more models (issue 15)
         from robustness.report.figures_ranking import bump_chart
 
         draw(
             "model_ranks",
-            tabs["ranking_ranks"],
+            result.ranking_ranks,
             bump_chart,
             "Model ranks under the original prompt and every variant (bump chart): by accuracy "
             "on objective items, by agreement with the original answer on subjective items.",
@@ -140,8 +145,8 @@ def _figures(result: Any, folder: Path, skipped: list[str]) -> dict[str, tuple[P
     return made
 
 
-def _fragile(result: Any) -> list[tuple[dict[str, Any], pd.DataFrame]]:
-    frame = result.tables.get("fragile_items")
+def _fragile(result: AnalysisResult) -> list[tuple[dict[str, Any], pd.DataFrame]]:
+    frame = result.fragile_items
     if frame is None or frame.empty:
         return []
     out = []
@@ -262,7 +267,7 @@ def _write_md(
 
 
 def write_report(
-    result: Any,
+    result: AnalysisResult,
     out_dir: str | Path,
     meta: Mapping[str, Any] | None = None,
     *,
@@ -273,7 +278,7 @@ def write_report(
     Parameters
     ----------
     result
-        :func:`analyses.analyze` output.
+        :func:`robustness.analysis.pipeline.analyze` output.
     out_dir
         The folder the analysis wrote ``tables/`` into.
     meta
@@ -288,18 +293,22 @@ def write_report(
     figs = _figures(result, out / "figures", skipped)
     tex_dir = out / "tables"
     tex_dir.mkdir(parents=True, exist_ok=True)
-    for name, frame in result.tables.items():
+    for name, frame in result.named_tables().items():
         (tex_dir / f"{name}.tex").write_text(to_latex(frame), encoding="utf-8")
-    for stem, two, three, caption in (
-        ("wald", "wald_type2", "wald_type3", "Type model: Wald chi-square, Type II and III"),
+    for stem, w2, w3, caption in (
+        (
+            "wald",
+            result.wald_type2,
+            result.wald_type3,
+            "Type model: Wald chi-square, Type II and III",
+        ),
         (
             "wald_dataset",
-            "wald_dataset_type2",
-            "wald_dataset_type3",
+            result.wald_dataset_type2,
+            result.wald_dataset_type3,
             "Dataset model (Kamal et al. Table 3): Wald chi-square, Type II and III",
         ),
     ):
-        w2, w3 = result.tables.get(two), result.tables.get(three)
         if w2 is not None and len(w2):
             merged = w2.merge(w3, on="term", how="outer", suffixes=("_II", "_III"))
             merged.to_csv(tex_dir / f"{stem}.csv", index=False)
@@ -307,9 +316,12 @@ def write_report(
     paper = None
     if compare:
         from robustness.report.paper import compare as compare_with
+        from robustness.report.paper import design
 
-        paper = compare_with(result, compare)
+        found = compare_with(result, compare)
+        paper = (*found, design(result, found[0]))
         paper[1].to_csv(tex_dir / "paper_comparison.csv", index=False)
+        paper[2].to_csv(tex_dir / "paper_design.csv", index=False)
         (tex_dir / "paper_comparison.tex").write_text(
             to_latex(paper[1], f"{paper[0].title} beside the run"), encoding="utf-8"
         )

@@ -19,7 +19,14 @@ Examples
 from __future__ import annotations
 
 from robustness.core.errors import TableError  # re-exported: analyses import it here
-from robustness.core.table.checks import MAX_DEPTH, normalize, table_warnings, validate
+from robustness.core.table.checked import is_checked
+from robustness.core.table.checks import (
+    MAX_DEPTH,
+    checked_or_validate,
+    normalize,
+    table_warnings,
+    validate,
+)
 from robustness.core.table.io import read_metadata, read_table, write_csv, write_parquet
 from robustness.core.table.schema import (
     ANALYSIS_COLUMNS,
@@ -45,6 +52,8 @@ __all__ = [
     "SCALES",
     "Column",
     "TableError",
+    "checked_or_validate",
+    "is_checked",
     "normalize",
     "read_metadata",
     "read_table",

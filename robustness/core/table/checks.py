@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from robustness.core.errors import TableError
+from robustness.core.table.checked import is_checked, mark
 from robustness.core.table.schema import (
     COLUMNS,
     DATASET_TYPES,
@@ -25,7 +26,7 @@ from robustness.core.table.schema import (
 from robustness.core.table.values import COERCE, fail, where
 from robustness.core.text_safety import shown
 
-__all__ = ["MAX_DEPTH", "normalize", "table_warnings", "validate"]
+__all__ = ["MAX_DEPTH", "checked_or_validate", "normalize", "table_warnings", "validate"]
 
 
 def normalize(df: pd.DataFrame) -> pd.DataFrame:
@@ -165,7 +166,7 @@ def validate(
             + f"; each model x item x category x variant must appear once ({rows.size} rows "
             "are duplicated)."
         )
-    return t
+    return mark(t)
 
 
 def _check_values(t: pd.DataFrame, column: str, allowed: frozenset[str]) -> None:
@@ -264,3 +265,31 @@ def table_warnings(t: pd.DataFrame) -> list[str]:
                     + "; its flip rates and POSIX cannot be computed."
                 )
     return out
+
+
+def checked_or_validate(df: pd.DataFrame, required: Iterable[str] | None = None) -> pd.DataFrame:
+    """:func:`validate`, or ``df`` itself when validate returned it and it has not changed since.
+
+    Parameters
+    ----------
+    df
+        A long table.
+    required
+        Columns that must be present (as :func:`validate`); they are looked for either way.
+
+    Returns
+    -------
+    DataFrame
+        ``df`` unchanged when :func:`robustness.core.table.checked.is_checked` says it passed
+        :func:`validate` already (a table the toolkit has just read or written), else
+        ``validate(df, required)``.
+    """
+    if not is_checked(df):
+        return validate(df, required)
+    need = (
+        list(required) if required is not None else [c for c in COLUMNS if c not in OPTIONAL_EXTRAS]
+    )
+    missing = [c for c in need if c not in df.columns]
+    if missing:
+        return validate(df, required)  # raises, naming the missing columns
+    return df

@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from robustness.core.errors import TableError
-from robustness.core.table.checks import validate
+from robustness.core.table.checks import checked_or_validate, validate
 from robustness.core.table.schema import ANALYSIS_COLUMNS, COLUMNS, METADATA_KEY
 from robustness.core.table.values import where
 from robustness.core.text_safety import shown
@@ -37,7 +37,7 @@ def write_parquet(df: pd.DataFrame, path: str | Path, metadata: Mapping[str, Any
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    t = validate(df, required=[c for c in ANALYSIS_COLUMNS])
+    t = checked_or_validate(df, required=[c for c in ANALYSIS_COLUMNS])  # once per table
     tmp = path.with_name(path.name + ".tmp")
     try:
         table = pa.Table.from_pandas(t, preserve_index=False)

@@ -1,4 +1,4 @@
-"""Answer counts per prompt set, the arithmetic under agreement and PSS (private).
+"""Prompt sets: answer counts per (model, item, category), the arithmetic under agreement and PSS.
 
 A *prompt set* is the valid variants of one (model, dataset, item, category).
 Agreement needs at least :data:`MIN_SET` valid answers: with one, C_i = 1 by
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analyses._data import GROUP_KEYS, REFERENCE, answers, codes
+from analyses.table_input import GROUP_KEYS, REFERENCE, answers, codes
 
 #: The fewest valid answers a prompt set needs for agreement to be defined.
 MIN_SET = 2
@@ -112,15 +112,23 @@ def prompt_sets(t: pd.DataFrame) -> PromptSets:
     """Group a validated table into prompt sets and resolve every majority."""
     group, keys = codes(t, GROUP_KEYS)
     G = len(keys)
-    valid, ans = answers(t)
     dtype_first = np.empty(G, dtype=object)
     dtype_first[group] = t["dataset_type"].to_numpy(dtype=object)
     keys = keys.assign(dataset_type=dtype_first)
+    item_code, _ = codes(keys, ["model", "dataset", "item_id"])
+    return _counted(t, group, keys, item_code)
+
+
+def _counted(
+    t: pd.DataFrame, group: np.ndarray, keys: pd.DataFrame, item_code: np.ndarray
+) -> PromptSets:
+    """The answer counts and majorities of prompt sets whose grouping is already known."""
+    G = len(keys)
+    valid, ans = answers(t)
     pairs = count_pairs(group[valid], ans[valid], G)
     # The original prompt's answer per (model, item): the majority of its 'original'
     # variants, ties to the smallest index (there is normally one original variant).
     first = majority(pairs)
-    item_code, _ = codes(keys, ["model", "dataset", "item_id"])
     is_orig = (keys["category"] == REFERENCE).to_numpy()
     orig_item = np.full(item_code.max() + 1 if G else 0, -1, dtype=np.int64)
     orig_item[item_code[is_orig]] = first.majority[is_orig]
@@ -128,3 +136,35 @@ def prompt_sets(t: pd.DataFrame) -> PromptSets:
     maj = majority(pairs, preferred=original)
     n_invalid = np.bincount(group[~valid], minlength=G).astype(np.int64)
     return PromptSets(t, group, keys, valid, ans, pairs, maj, n_invalid, original, item_code)
+
+
+def with_answers(ps: PromptSets, t: pd.DataFrame) -> PromptSets:
+    """The prompt sets of ``t``: ``ps.table``'s rows in its order with other answers or validity.
+
+    The grouping of ``ps`` is kept (no regrouping); counts and majorities are recomputed.
+    Equal to ``prompt_sets(t)`` (the sensitivity analysis that counts invalid answers as
+    disagreeing votes uses it).
+    """
+    if len(t) != len(ps.table):
+        raise ValueError(f"with_answers: {len(t)} rows, but the prompt sets have {len(ps.table)}.")
+    return _counted(t, ps.group, ps.keys, ps.item_group)
+
+
+def for_model(ps: PromptSets, model: object) -> PromptSets:
+    """The prompt sets of one model, cut from those of the whole table (no regrouping).
+
+    Equal to ``prompt_sets(t[t.model == model].reset_index(drop=True))``: groups are sorted
+    by model first, so one model's groups (and items) are one run of codes.
+    """
+    mine = np.flatnonzero((ps.keys["model"] == model).to_numpy())
+    if mine.size == 0:
+        raise ValueError(f"for_model: no prompt set of model {model!r}.")
+    lo, hi = int(mine[0]), int(mine[-1]) + 1
+    rows = np.flatnonzero((ps.group >= lo) & (ps.group < hi))
+    items = ps.item_group[lo:hi]
+    return _counted(
+        ps.table.iloc[rows].reset_index(drop=True),
+        ps.group[rows] - lo,
+        ps.keys.iloc[lo:hi].reset_index(drop=True),
+        items - items.min(),
+    )

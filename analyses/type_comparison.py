@@ -35,8 +35,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from analyses._data import REFERENCE
 from analyses.bootstrap import bootstrap_items
+from analyses.table_input import REFERENCE
 
 __all__ = [
     "INVALID_REASONS",

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from robustness.core.table import ANALYSIS_COLUMNS, TableError, validate
+from robustness.core.table.checked import is_checked, mark
 
 REFERENCE = "original"
 ITEM_KEYS = ("model", "dataset", "item_id")
@@ -29,7 +30,10 @@ def load(
     """Validate the columns an analysis needs and return them normalised.
 
     ``extra`` columns are required on top of :data:`ANALYSIS_COLUMNS`;
-    ``optional`` ones are kept (and checked) when present.
+    ``optional`` ones are kept (and checked) when present. A table that
+    :func:`robustness.core.table.validate` returned (``read_table``, ``write_parquet``'s
+    input) and that has not changed since is not checked again: its columns are taken as
+    they are (:mod:`robustness.core.table.checked`).
     """
     if not isinstance(df, pd.DataFrame):
         raise TableError(f"a long table must be a pandas DataFrame, not {type(df).__name__}.")
@@ -39,7 +43,9 @@ def load(
         keep.append("study")
     if any(c not in df.columns for c in required):
         validate(df.head(0), required)  # raises, naming the missing columns and those present
-    t = validate(df[[c for c in keep if c in df.columns]], required)
+    columns = [c for c in keep if c in df.columns]
+    # a table validated when read or written has its columns checked already
+    t = mark(df[columns]) if is_checked(df) else validate(df[columns], required)
     if "study" in t.columns:
         studies = pd.unique(t["study"])
         if len(studies) > 1:

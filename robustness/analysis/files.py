@@ -1,6 +1,7 @@
 """Writing an analysis's files: ``tables/*.csv`` and ``summary.json``, each atomically.
 
-File plumbing of :func:`analyses.analyze`, outside the statistics convention: the tables
+File plumbing of :func:`robustness.analysis.pipeline.analyze`, outside the statistics
+convention: the tables
 written are documented where they are computed.
 """
 
@@ -17,7 +18,7 @@ import pandas as pd
 from analyses.gee import ModelFit
 
 if TYPE_CHECKING:
-    from analyses.pipeline import AnalysisResult
+    from robustness.analysis.result import AnalysisResult
 
 __all__ = ["write_summary", "write_tables"]
 

@@ -24,6 +24,10 @@ flip_rate.csv / flip_summary.csv        variants leaving the original answer (pe
 pss.csv / pss_items.csv                 PSS per model x dataset x category x score / S_i
 accuracy.csv                            accuracy and drop against the original (with gold)
 format_accuracy.csv                     accuracy per prompt format (objective items)
+accuracy_vs_chance.csv                  accuracy under the original prompt per model x
+                                        dataset, exact interval, chance (mean 1/K), verdict
+label_concentration.csv                 the most frequent displayed label under the
+                                        original prompt per model x type, and its count
 cochran.csv                             Cochran's Q across categories per model x type
 mcnemar.csv                             McNemar between every pair of models
 confidence_sensitivity.csv              Pearson r of confidence and S_i per model (n, p)
@@ -36,6 +40,8 @@ contrasts.csv                           objective - subjective per family (Holm)
 contrasts_by_model.csv                  the same, each model fitted on its own
 contrasts_invalid_as_disagreement.csv   sensitivity: invalid answers count as disagreeing
 separation.csv                          type model: cells with a constant response
+covariance_rank.csv                     per GEE model: coefficients, clusters, the rank of
+                                        the robust covariance, and why it is below p
 gee_dataset_coefficients.csv            dataset model (Kamal et al. Table 3): coefficients
 wald_dataset_type2.csv / _type3.csv     dataset model: Wald chi-square per term
 fragile_items.csv                       the least stable (model, item) pairs, every variant
@@ -44,83 +50,48 @@ fragile_items.csv                       the least stable (model, item) pairs, ev
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from analyses._counts import prompt_sets
-from analyses._data import REFERENCE, k_columns, load
 from analyses.agreement import flips
-from analyses.comparison import common_families, invalid_gaps, invalid_rates, shared_families
-from analyses.gee import (
-    DATASET_FORMULA,
-    TYPE_FORMULA,
-    GEEResult,
-    contrast_rows,
-    contrasts_by_model,
-    fit_models,
-    formula_columns,
-)
-from analyses.outputs import write_summary, write_tables
+from analyses.chance import accuracy_vs_chance, label_concentration
+from analyses.confidence import confidence_sensitivity
+from analyses.flip_means import flip_summary
+from analyses.fragile import fragile_items
+from analyses.gee import formula_columns
+from analyses.gee.family_contrasts import contrast_rows, contrasts_by_model
+from analyses.gee.paper_models import TYPE_FORMULA, fit_models
+from analyses.prompt_sets import prompt_sets
 from analyses.pss import _pss_items, summarize_pss
-from analyses.sections import (
+from analyses.table_input import REFERENCE, k_columns, load
+from analyses.type_comparison import common_families, invalid_gaps, invalid_rates, shared_families
+from robustness.analysis.files import write_summary, write_tables
+from robustness.analysis.result import AnalysisResult
+from robustness.analysis.table_groups import (
     accuracy_tables,
     agreement_tables,
     paired_tables,
+    rank_table,
     sensitivity_contrasts,
 )
-from analyses.summaries import confidence_sensitivity, flip_summary, fragile_items
 from robustness.core.errors import AnalysisError
 from robustness.core.names import FAMILY_ORDER
 from robustness.core.table import TableError, read_table
 from robustness.core.text_safety import shown
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
 __all__ = ["AnalysisResult", "analyze", "analyze_path"]
 
 #: Extra columns kept from the table for the report (fragile items, invalid reasons).
 REPORT_COLUMNS = ("invalid_reason", "label", "raw_output", "prompt", "confidence")
-
-
-@dataclass
-class AnalysisResult:
-    """Everything :func:`analyze` computed.
-
-    ``tables`` maps a file stem (``'wald_type2'``) to its DataFrame; ``fit`` is the
-    type model's GEE and ``dataset_fit`` the dataset model's (Kamal et al. Table 3),
-    each None when it could not be fitted (the reason is in ``notes``); ``notes`` are
-    sentences about excluded rows, dropped terms, separation, thin cells;
-    ``shared_families`` are the families both dataset types have, ``families_only`` the
-    families only one type has; ``invalid_warnings`` the models whose invalid rates
-    differ between the types by more than ``invalid_margin``.
-    """
-
-    out_dir: Path
-    tables: dict[str, pd.DataFrame]
-    fit: GEEResult | None
-    notes: list[str]
-    n_rows: int
-    n_invalid: int
-    n_models: int
-    n_items: int
-    formula: str
-    cluster: str
-    files: dict[str, Path] = field(default_factory=dict)
-    dataset_fit: GEEResult | None = None
-    dataset_formula: str = DATASET_FORMULA
-    families: list[str] = field(default_factory=list)
-    shared_families: list[str] = field(default_factory=list)
-    families_only: dict[str, list[str]] = field(default_factory=dict)
-    invalid_warnings: list[str] = field(default_factory=list)
-    min_items: int = 10
-    invalid_margin: float = 0.10
-
-    def __getitem__(self, name: str) -> pd.DataFrame:
-        return self.tables[name]
 
 
 def analyze(
@@ -132,7 +103,7 @@ def analyze(
     n_boot: int = 2000,
     seed: int = 0,
     quiet: bool = False,
-    console: Any = None,
+    console: Console | None = None,
     families: Sequence[str] | None = None,
     min_items: int = 10,
     invalid_margin: float = 0.10,
@@ -223,19 +194,19 @@ def analyze(
     Examples
     --------
     >>> import tempfile
-    >>> from analyses.pipeline import analyze
+    >>> from robustness.analysis.pipeline import analyze
     >>> from analyses.synthetic import synthetic_table
     >>> t = synthetic_table(models=1, n_items=3, categories=("paraphrase", "formatting"),
     ...                     n_variants=3, seed=0)
     >>> res = analyze(t, tempfile.mkdtemp(), n_boot=100, quiet=True)
     >>> sorted(res.files)[:3]
-    ['accuracy', 'agreement_bootstrap', 'agreement_by_dataset_category']
+    ['accuracy', 'accuracy_vs_chance', 'agreement_bootstrap']
 
     The pooled table's point estimates are plain means of C_i over prompt sets, by hand:
 
-    >>> items = res["agreement_items"].query("category == 'paraphrase' and c_i.notna()")
+    >>> items = res.agreement_items.query("category == 'paraphrase' and c_i.notna()")
     >>> hand = items.groupby("dataset_type")["c_i"].mean()
-    >>> row = res["agreement_by_type_category"].set_index("category").loc["paraphrase"]
+    >>> row = res.agreement_by_type_category.set_index("category").loc["paraphrase"]
     >>> round(float(row["objective"]), 6) == round(float(hand["objective"]), 6)
     True
     """
@@ -311,6 +282,8 @@ def analyze(
                 "is the largest answer in the dataset + 1, a lower bound."
             )
         tables.update(accuracy_tables(t, ps))
+        tables["accuracy_vs_chance"] = accuracy_vs_chance(t)
+        tables["label_concentration"] = label_concentration(t)
         tables.update(paired_tables(ps, len(tables["accuracy"]) > 0, min_items))
         conf, points = confidence_sensitivity(t, pss_items_frame, min_items=min_items)
         tables["confidence_sensitivity"] = conf
@@ -321,13 +294,15 @@ def analyze(
         notes.extend(dataset_model.notes)
         tables.update(type_model.tables)
         tables.update(dataset_model.tables)
+        tables["covariance_rank"], more = rank_table([type_model, dataset_model])
+        notes.extend(more)
         tables["contrasts"] = contrast_rows(
             type_model.tables["contrasts"], items, fams, min_items=min_items
         )
-        by_model, more = contrasts_by_model(t, fams, cluster=cluster, min_items=min_items)
+        by_model, more = contrasts_by_model(t, fams, cluster=cluster, min_items=min_items, whole=ps)
         tables["contrasts_by_model"] = by_model
         notes.extend(more)
-        sens, more = sensitivity_contrasts(t, text, cluster, fams, min_items)
+        sens, more = sensitivity_contrasts(ps, text, cluster, fams, min_items)
         tables["contrasts_invalid_as_disagreement"] = sens
         notes.extend(more)
         tables["fragile_items"] = fragile_items(t, items)
@@ -338,11 +313,10 @@ def analyze(
     for w in caught:
         notes.append(f"warning from {w.category.__name__}: {w.message}")
 
-    files = write_tables(tables, out / "tables")
     n_items = int(ps.keys[["dataset", "item_id"]].drop_duplicates().shape[0])
     res = AnalysisResult(
+        **tables,
         out_dir=out,
-        tables=tables,
         fit=type_model.fit,
         notes=list(dict.fromkeys(notes)),
         n_rows=len(t),
@@ -351,7 +325,6 @@ def analyze(
         n_items=n_items,
         formula=text,
         cluster=cluster,
-        files=files,
         dataset_fit=dataset_model.fit,
         families=fams,
         shared_families=shared,
@@ -360,9 +333,10 @@ def analyze(
         min_items=min_items,
         invalid_margin=invalid_margin,
     )
+    res = dataclasses.replace(res, files=write_tables(res.named_tables(), out / "tables"))
     write_summary(res, out, [type_model, dataset_model])
     if not quiet:
-        from analyses.console import print_summary
+        from robustness.analysis.console import print_summary
 
         print_summary(res, console)
     return res
@@ -416,7 +390,7 @@ def analyze_path(
     ...     res = analyze_path(folder / "table.parquet", folder / "out")
     >>> res.n_rows == len(t), (folder / "out" / "tables" / "wald_type2.csv").exists()
     (True, True)
-    >>> c = res["agreement_items"]["c_i"].to_numpy()
+    >>> c = res.agreement_items["c_i"].to_numpy()
     >>> bool(((c == item_agreement(t)["c_i"].to_numpy()) | (c != c)).all())
     True
     """

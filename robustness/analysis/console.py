@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from analyses.numbers import fmt, fmt_dof, fmt_p
+from robustness.analysis.number_text import fmt, fmt_dof, fmt_p
 from robustness.core.text_safety import for_console
 
 if TYPE_CHECKING:
-    from analyses.pipeline import AnalysisResult
+    from robustness.analysis.result import AnalysisResult
 
 __all__ = ["print_summary"]
 
@@ -60,7 +60,7 @@ def print_summary(res: AnalysisResult, console: Any = None) -> None:
     Parameters
     ----------
     res
-        The :class:`~analyses.pipeline.AnalysisResult` to summarise.
+        The :class:`~robustness.analysis.result.AnalysisResult` to summarise.
     console
         A ``rich.console.Console`` (default: a new one on standard output).
 
@@ -77,7 +77,7 @@ def print_summary(res: AnalysisResult, console: Any = None) -> None:
         f"[bold]robustness analyze[/bold]: {res.n_rows} rows, {res.n_models} model(s), "
         f"{res.n_items} item(s); {res.n_invalid} invalid row(s) excluded"
     )
-    tab2 = res.tables["agreement_by_model_type_category"]
+    tab2 = res.agreement_by_model_type_category
     t = Table(
         title="Mean agreement C_i per model (Kamal et al. eq. 1; 'all' = shared families)",
         title_justify="left",
@@ -93,17 +93,17 @@ def print_summary(res: AnalysisResult, console: Any = None) -> None:
     _wald(
         con,
         f"Type model: {_plain(res.formula)} (Wald)",
-        res.tables.get("wald_type2"),
-        res.tables.get("wald_type3"),
+        res.wald_type2,
+        res.wald_type3,
     )
     _wald(
         con,
         "Dataset model (Kamal et al. Table 3): agree ~ model + dataset * category + "
         "model:category (Wald)",
-        res.tables.get("wald_dataset_type2"),
-        res.tables.get("wald_dataset_type3"),
+        res.wald_dataset_type2,
+        res.wald_dataset_type3,
     )
-    c = res.tables.get("contrasts")
+    c = res.contrasts
     if c is not None and len(c):
         ct = Table(title="Objective - subjective marginal agreement (Holm)", title_justify="left")
         for col in ("category", "difference", "95% CI", "p Holm", "reason"):

@@ -1,6 +1,7 @@
-"""The sections of :func:`analyses.analyze`: each builds a group of its tables.
+"""The groups of tables :func:`robustness.analysis.pipeline.analyze` builds, one function each.
 
-Plumbing of the pipeline, split from :mod:`analyses.pipeline` so that it stays one job: each
+Plumbing of the pipeline, split from :mod:`robustness.analysis.pipeline` so that it stays
+one job: each
 function calls the statistics of other modules (where the formulas, references and
 checked examples are) and names their tables by file stem.  These functions carry
 Parameters and Returns only; they are outside the statistics convention of the
@@ -14,18 +15,21 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from analyses._counts import PromptSets, prompt_sets
-from analyses._data import REFERENCE, correct_column
 from analyses.accuracy import _accuracy_drop
 from analyses.agreement import items_frame
 from analyses.bootstrap import bootstrap_items
 from analyses.cochran import _cochran_q
-from analyses.comparison import invalid_as_disagreement, type_table
+from analyses.covariance_rank import RANK_COLUMNS, covariance_rank
+from analyses.dataset_agreement import dataset_means
 from analyses.gee import gee_loaded
 from analyses.gee.family_contrasts import CONTRAST_COLUMNS, contrast_rows
+from analyses.gee.paper_models import ModelFit
 from analyses.paired import _mcnemar
-from analyses.summaries import dataset_means
+from analyses.prompt_sets import PromptSets, with_answers
+from analyses.table_input import REFERENCE, correct_column
+from analyses.type_comparison import invalid_as_disagreement, type_table
 from robustness.core.errors import RobustnessError
+from robustness.core.table.checked import mark
 
 __all__ = [
     "ACCURACY_COLUMNS",
@@ -34,6 +38,7 @@ __all__ = [
     "accuracy_tables",
     "agreement_tables",
     "paired_tables",
+    "rank_table",
     "sensitivity_contrasts",
 ]
 
@@ -138,7 +143,9 @@ def accuracy_tables(t: pd.DataFrame, ps: PromptSets) -> dict[str, pd.DataFrame]:
         }
     from analyses.spread import format_accuracy
 
+    # rows of a checked table are checked rows: marked, so format_accuracy does not check them
     obj = t[(t["dataset_type"] == "objective") & t["category"].isin([REFERENCE, "formatting"])]
+    obj = mark(obj.reset_index(drop=True))
     return {
         "accuracy": _accuracy_drop(ps),
         "format_accuracy": format_accuracy(obj, by=("model",), format_col="variant_id"),
@@ -170,14 +177,14 @@ def paired_tables(ps: PromptSets, has_accuracy: bool, min_items: int) -> dict[st
 
 
 def sensitivity_contrasts(
-    t: pd.DataFrame, formula: str, cluster: str, families: Sequence[str], min_items: int
+    ps: PromptSets, formula: str, cluster: str, families: Sequence[str], min_items: int
 ) -> tuple[pd.DataFrame, list[str]]:
     """The type comparison with invalid answers counted as disagreement.
 
     Parameters
     ----------
-    t
-        The validated table.
+    ps
+        The validated table's prompt sets (their grouping is reused).
     formula, cluster
         The type model's GEE formula and clusters.
     families, min_items
@@ -187,14 +194,13 @@ def sensitivity_contrasts(
     -------
     (DataFrame, notes)
         :func:`analyses.contrast_rows` of the GEE fitted to
-        :func:`analyses.invalid_as_disagreement` of ``t`` (empty when every row is
+        :func:`analyses.invalid_as_disagreement` of ``ps.table`` (empty when every row is
         valid), and a note when that fit failed.
     """
-    valid = t["valid"].to_numpy(dtype=bool, na_value=False)
-    if valid.all():
+    if ps.valid.all():
         return pd.DataFrame(columns=CONTRAST_COLUMNS), []
-    t2 = invalid_as_disagreement(t)
-    ps2 = prompt_sets(t2)
+    t2 = invalid_as_disagreement(ps.table)
+    ps2 = with_answers(ps, t2)
     try:
         c = gee_loaded(t2, formula, cluster, ps=ps2).contrasts()
     except (RobustnessError, ValueError, FloatingPointError, np.linalg.LinAlgError) as exc:
@@ -202,3 +208,49 @@ def sensitivity_contrasts(
             f"sensitivity analysis (invalid answers as disagreement): the fit failed ({exc})."
         ]
     return contrast_rows(c, items_frame(ps2), families, min_items=min_items), []
+
+
+def _separated(cells: pd.DataFrame) -> str:
+    if cells is None or cells.empty:
+        return ""
+    named = "; ".join(str(c) for c in cells["cell"])
+    return (
+        f" The fit has {len(cells)} separated cell(s), whose responses are all equal and so "
+        f"add no score: {named}."
+    )
+
+
+def rank_table(models: Sequence[ModelFit]) -> tuple[pd.DataFrame, list[str]]:
+    """The rank of each fitted model's robust covariance, and a note where it is below p.
+
+    Parameters
+    ----------
+    models
+        The type and dataset model fits (an unfitted one is left out).
+
+    Returns
+    -------
+    (DataFrame, notes)
+        ``model`` (``type`` or ``dataset``) followed by :data:`analyses.covariance_rank.
+        RANK_COLUMNS`, one row per fitted model; one note per model whose covariance has
+        rank below its number of coefficients, saying how many and why.
+    """
+    frames, notes = [], []
+    for m in models:
+        if m.fit is None:
+            continue
+        row = covariance_rank(m.fit.cov, m.fit.n_clusters).assign(model=m.name)
+        frames.append(row)
+        r = row.iloc[0]
+        if r["rank"] < r["n_coefficients"]:
+            notes.append(
+                f"{m.name} model: the robust covariance has rank {r['rank']} for "
+                f"{r['n_coefficients']} coefficients and {r['n_clusters']} clusters: "
+                f"{r['reason']}; the coefficients in the missing directions: "
+                f"{r['null_coefficients']}. A Wald test whose dof is below its number of "
+                "columns is made on the directions the covariance spans."
+                + _separated(m.fit.separation)
+            )
+    if not frames:
+        return pd.DataFrame(columns=["model", *RANK_COLUMNS]), notes
+    return pd.concat(frames, ignore_index=True)[["model", *RANK_COLUMNS]], notes
