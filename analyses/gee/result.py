@@ -23,6 +23,8 @@ from scipy import stats
 
 from analyses.gee.emmeans import marginal_means
 from analyses.gee.formula import Formula
+from analyses.gee.inference import check_inference, describe_inference, tester_for
+from analyses.gee.small_sample import CR2Parts
 from analyses.gee.type_contrasts import CONTRAST_COLUMNS, type_contrasts
 from analyses.gee.wald import COLUMNS as WALD_COLUMNS
 from analyses.gee.wald import wald_type2, wald_type3
@@ -47,8 +49,12 @@ class GEEResult:
         The same fit in sum-to-zero coding (used for Type III).
     alpha, scale
         Exchangeable correlation (0 for independence) and dispersion estimates.
-    cov_type
-        The covariance step that made ``cov`` (:mod:`analyses.gee.covariance`).
+    cov_type, test
+        The covariance step that made ``cov`` (:mod:`analyses.gee.covariance`) and the
+        reference distribution of the tests (``'chi2'``, ``'F'``, ``'HTZ'``,
+        :mod:`analyses.gee.small_sample`); :attr:`inference` says both in words.
+    cov_plain
+        The plain sandwich, whatever ``cov_type`` (geepack's).
     bias_reduced
         Whether the bias-reduced equation was solved (there were separated cells).
     notes
@@ -100,6 +106,15 @@ class GEEResult:
     null_basis: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)), repr=False)
     _term_of: np.ndarray = field(default_factory=lambda: np.zeros(0, int), repr=False)
     _term_of_sum: np.ndarray = field(default_factory=lambda: np.zeros(0, int), repr=False)
+    test: str = "chi2"
+    cov_plain: pd.DataFrame | None = field(default=None, repr=False)
+    _cr2: CR2Parts | None = field(default=None, repr=False)
+    _sum_map: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def inference(self) -> str:
+        """The covariance and reference distribution of every p-value, in words."""
+        return describe_inference(self.cov_type, self.test, self.n_clusters, len(self.params))
 
     @property
     def bse(self) -> pd.Series:
@@ -186,33 +201,42 @@ class GEEResult:
             }
         )
 
-    def wald(self, type: int = 2) -> pd.DataFrame:
-        """Wald chi-square per term, joint over its columns: ``term, dof, chi2, p_value``.
+    def wald(self, type: int = 2, test: str | None = None) -> pd.DataFrame:
+        """Wald test per term, joint over its columns: ``term, dof, chi2, p_value``.
 
         ``type=2``: the term's columns after its higher-order relatives', treatment
         coding; ``type=3``: the term's columns in sum-to-zero coding, intercept
-        included.  Equal to ``car::Anova(geeglm_fit, type = 2 or 3, test.statistic =
-        "Wald")`` on a full-rank design; rank-deficient cases as in
-        :mod:`analyses.gee.wald` (``attrs['notes']`` names withheld terms).
+        included.  With ``cov_type='robust'`` and ``test='chi2'`` equal to
+        ``car::Anova(geeglm_fit, type = 2 or 3, test.statistic = "Wald")`` on a
+        full-rank design; rank-deficient cases as in :mod:`analyses.gee.wald`
+        (``attrs['notes']`` names withheld terms).  ``test`` (default the fit's):
+        ``'F'`` or ``'HTZ'`` add the columns ``F, df_denom``
+        (:mod:`analyses.gee.small_sample`); ``attrs['inference']`` names the covariance
+        and the reference distribution of the p-values.
         """
         if type not in (2, "2", "II", 3, "3", "III"):
             raise AnalysisError(f"type must be 2 or 3, not {type!r}.")
+        test = self.test if test is None else test
+        check_inference(self.cov_type, test, self.corstr)
         if self.withheld:
             table = self._withheld_table(WALD_COLUMNS)
             table["dof"] = table["dof"].astype(int)
             return table
+        b = self.params.to_numpy()
         if type in (2, "2", "II"):
-            return wald_type2(
-                self.params.to_numpy(), self.cov.to_numpy(), self._term_of, self.terms
-            )
-        if type in (3, "3", "III"):
-            return wald_type3(
+            tester = tester_for(test, b, self.n_clusters, self._cr2)
+            out = wald_type2(b, self.cov.to_numpy(), self._term_of, self.terms, tester=tester)
+        else:
+            tester = tester_for(test, b, self.n_clusters, self._cr2, self._sum_map)
+            out = wald_type3(
                 self.params_sum.to_numpy(),
                 self.cov_sum.to_numpy(),
                 self._term_of_sum,
                 self.term_labels,
+                tester=tester,
             )
-        raise AnalysisError(f"type must be 2 or 3, not {type!r}.")
+        out.attrs["inference"] = describe_inference(self.cov_type, test, self.n_clusters, len(b))
+        return out
 
     def marginal_means(
         self,
