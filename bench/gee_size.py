@@ -60,14 +60,12 @@ def _one(args: tuple[int, int, int, float]) -> np.ndarray:
         key = (corstr, cov_type)
         try:
             if key not in fits:
-                fits[key] = gee_loaded(
-                    table, FORMULA, corstr=corstr, cov_type=cov_type, test=test
-                )
+                fits[key] = gee_loaded(table, FORMULA, corstr=corstr, cov_type=cov_type, test=test)
             fit = fits[key]
             fit.test = test  # type: ignore[attr-defined]  # same fit, another reference
             wald = fit.wald(2, test=test).set_index("term")["p_value"]  # type: ignore[attr-defined]
             con = fit.contrasts()["p_value"].to_numpy(dtype=float)  # type: ignore[attr-defined]
-        except Exception:  # noqa: BLE001 - a failed fit counts as failed, as in power()
+        except Exception:  # a failed fit counts as failed, as in power()
             continue
         for j, term in enumerate(TERMS[:2]):
             p = wald.get(term, np.nan)
@@ -110,20 +108,34 @@ def main(argv: list[str] | None = None) -> int:
                 size = float(v.mean()) if v.size else np.nan
                 se = float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else np.nan
                 rows.append(
-                    dict(items=items, method=label, term=term, size=size, mc_se=se,
-                         n_sims=int(v.size), n_failed=int(args.sims - v.size))
+                    dict(
+                        items=items,
+                        method=label,
+                        term=term,
+                        size=size,
+                        mc_se=se,
+                        n_sims=int(v.size),
+                        n_failed=int(args.sims - v.size),
+                    )
                 )
-        print(f"items {items}: {time.time() - start:.0f} s, load {os.getloadavg()}", file=sys.stderr)
+        print(
+            f"items {items}: {time.time() - start:.0f} s, load {os.getloadavg()}", file=sys.stderr
+        )
         if args.csv:
             pd.DataFrame(rows).to_csv(args.csv, index=False)
     table = pd.DataFrame(rows)
     if args.csv:
         table.to_csv(args.csv, index=False)
-    cell = table.assign(v=[f"{s:.3f} ({e:.3f})" for s, e in zip(table["size"], table.mc_se)])
-    wide = cell.pivot_table(index=["items", "method"], columns="term", values="v", aggfunc="first",
-                            sort=False)[TERMS]
-    print(f"Size at alpha {ALPHA} ({args.sims} simulations per design, seed {args.seed}; "
-          "Monte Carlo SE in brackets)\n")
+    cell = table.assign(
+        v=[f"{s:.3f} ({e:.3f})" for s, e in zip(table["size"], table.mc_se, strict=True)]
+    )
+    wide = cell.pivot_table(
+        index=["items", "method"], columns="term", values="v", aggfunc="first", sort=False
+    )[TERMS]
+    print(
+        f"Size at alpha {ALPHA} ({args.sims} simulations per design, seed {args.seed}; "
+        "Monte Carlo SE in brackets)\n"
+    )
     print("| items per dataset | covariance, reference | " + " | ".join(TERMS) + " |")
     print("|---|---|" + "---|" * len(TERMS))
     for (items, method), r in wide.iterrows():

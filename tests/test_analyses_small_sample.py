@@ -22,7 +22,6 @@ import statsmodels.api as sm
 
 from analyses import agreement_rows
 from analyses.gee import gee
-from analyses.gee.solver import solve_gee
 from analyses.gee.small_sample import (
     cluster_parts,
     cr2_parts,
@@ -32,6 +31,7 @@ from analyses.gee.small_sample import (
     row_cells,
     sandwich_cov,
 )
+from analyses.gee.solver import solve_gee
 from robustness.core.errors import AnalysisError
 from robustness.core.table import read_table
 
@@ -121,8 +121,10 @@ def _check_toolkit(ref: pd.DataFrame) -> None:
         # main effect dataset_type is R's constrain_zero of its one column, i.e. Type III in
         # treatment coding, which the array-level test covers below.
         w = fit.wald(2, test=test).set_index("term").loc["dataset_type:category"]
-        want = [_value(ref, "toolkit", f"{ref_test}_{q}", "dataset_type:category")
-                for q in ("F", "df_denom", "p")]
+        want = [
+            _value(ref, "toolkit", f"{ref_test}_{q}", "dataset_type:category")
+            for q in ("F", "df_denom", "p")
+        ]
         np.testing.assert_allclose([w.F, w.df_denom, w.p_value], want, rtol=RTOL, err_msg=test)
     j = names.index("dataset_typesubjective")
     from analyses.gee.inference import tester_for
@@ -139,7 +141,9 @@ def test_toolkit_cr2_and_htz_match_stored_club_sandwich():
 
 
 def _statsmodels_bias_reduced(y, x, cluster, corstr):
-    struct = sm.cov_struct.Exchangeable() if corstr == "exchangeable" else sm.cov_struct.Independence()
+    struct = (
+        sm.cov_struct.Exchangeable() if corstr == "exchangeable" else sm.cov_struct.Independence()
+    )
     model = sm.GEE(y, x, groups=cluster, family=sm.families.Binomial(), cov_struct=struct)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -167,10 +171,10 @@ def test_toolkit_fit_bias_reduced_equals_statsmodels(corstr):
     rows = agreement_rows(read_table(TABLE))
     d = rows[(rows.category != "original") & rows.valid & rows.agree.notna()].copy()
     d = d.assign(g=d.dataset + "/" + d.item_id).sort_values("g", kind="stable")
-    x = np.column_stack([np.ones(len(d))] + [
-        _column(d, name) for name in fit.params.index[1:]
-    ])
-    res, alpha = _statsmodels_bias_reduced(d.agree.astype(float).to_numpy(), x, d.g.to_numpy(), corstr)
+    x = np.column_stack([np.ones(len(d))] + [_column(d, name) for name in fit.params.index[1:]])
+    res, alpha = _statsmodels_bias_reduced(
+        d.agree.astype(float).to_numpy(), x, d.g.to_numpy(), corstr
+    )
     np.testing.assert_allclose(fit.params, res.params, rtol=1e-7)
     # covariance at statsmodels' own estimate: the formula, free of the solvers' tolerance
     cells, _ = row_cells(x, d.agree.astype(float).to_numpy(), d.g.to_numpy())
@@ -186,7 +190,7 @@ def _column(d: pd.DataFrame, name: str) -> np.ndarray:
     out = np.ones(len(d))
     for part in name.split(":"):
         var = next(v for v in ("dataset_type", "model", "category") if part.startswith(v))
-        out = out * (d[var].astype(str).to_numpy() == part[len(var):])
+        out = out * (d[var].astype(str).to_numpy() == part[len(var) :])
     return out
 
 
@@ -196,7 +200,9 @@ def test_cells_and_rows_give_the_same_cr2():
     rows = agreement_rows(read_table(TABLE))
     d = rows[(rows.category != "original") & rows.valid & rows.agree.notna()]
     x = np.column_stack([np.ones(len(d))] + [_column(d, n) for n in fit.params.index[1:]])
-    cells, _ = row_cells(x, d.agree.astype(float).to_numpy(), (d.dataset + "/" + d.item_id).to_numpy())
+    cells, _ = row_cells(
+        x, d.agree.astype(float).to_numpy(), (d.dataset + "/" + d.item_id).to_numpy()
+    )
     np.testing.assert_allclose(cr2_parts(cells, fit.params.to_numpy()).cov, fit.cov, rtol=RTOL)
 
 
@@ -245,7 +251,10 @@ def _r_status() -> str | None:
         timeout=120,
     )
     if probe.returncode != 0:
-        return "R is installed but clubSandwich or geepack is missing (apt-get install r-cran-clubsandwich)"
+        return (
+            "R is installed but clubSandwich or geepack is missing "
+            "(apt-get install r-cran-clubsandwich)"
+        )
     return None
 
 
@@ -256,7 +265,10 @@ def test_live_club_sandwich_matches(tmp_path):
         pytest.skip(reason)
     out = tmp_path / "ref.csv"
     run = subprocess.run(
-        ["Rscript", str(SCRIPT), str(FIXTURES), str(out)], capture_output=True, text=True, timeout=600
+        ["Rscript", str(SCRIPT), str(FIXTURES), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert run.returncode == 0, run.stderr
     live = _reference(out)

@@ -44,16 +44,16 @@ import pandas as pd
 from analyses._counts import PromptSets
 from analyses._data import load
 from analyses.gee.covariance import COV_TYPES, covariance
-from analyses.gee.inference import check_inference, sum_coding_map
-from analyses.gee.small_sample import cr2_parts
 from analyses.gee.design import ModelDesign, build_model_design, sum_coded
 from analyses.gee.factors import drop_flat_terms, factor_levels, is_factor
 from analyses.gee.formula import Formula, evaluate_variables, parse_formula
+from analyses.gee.inference import check_inference, sum_coding_map
 from analyses.gee.long_table import CLUSTERS, COMPUTED, DEFAULT_FORMULA, columns_of, fitted_rows
 from analyses.gee.result import GEEResult
 from analyses.gee.rows import FittedRows, cluster_columns, contiguity_note, frame_rows
 from analyses.gee.separation import COLUMNS as SEPARATION_COLUMNS
 from analyses.gee.separation import check_separation, linear_separation
+from analyses.gee.small_sample import cr2_parts
 from analyses.gee.solver import CORSTRS, aggregate_cells, solve_gee, solver_notes
 from robustness.core.errors import AnalysisError
 from robustness.core.table import TableError

@@ -175,7 +175,7 @@ def cluster_parts(
     """
     alpha = float(alpha) if corstr == "exchangeable" else 0.0
     n_clusters = int(cells.n_clusters)
-    mu_c, a_c, x_c, res_c = _cell_state(cells, params)
+    _, a_c, x_c, res_c = _cell_state(cells, params)
     s_c = np.sqrt(a_c)
     cl = cells.cluster
     p = x_c.shape[1]
@@ -295,7 +295,7 @@ def cr2_parts(cells: Cells, params: np.ndarray) -> CR2Parts:
     Bell & McCaffrey (2002); Pustejovsky & Tipton (2018), eq. (5)-(6); clubSandwich
     ``vcovCR(glm_fit, cluster, type = "CR2")``.
     """
-    mu_c, a_c, x_c, res_c = _cell_state(cells, params)
+    _, a_c, x_c, res_c = _cell_state(cells, params)
     parts = cluster_parts(cells, params, corstr="independence")
     m = np.linalg.inv(parts.bread)
     n_clusters, p = parts.n_clusters, m.shape[0]
