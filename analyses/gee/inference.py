@@ -191,7 +191,7 @@ def one_direction_p(
     if test == "chi2":
         return float(2 * stats.norm.sf(abs(z)))
     if test == "F":
-        df = n_clusters - direction.size
+        df: float = float(n_clusters - direction.size)
     else:
         if cr2 is None or beta is None:
             raise AnalysisError("test='HTZ' needs the CR2 pieces of the fit (cov_type='cr2').")
