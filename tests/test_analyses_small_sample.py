@@ -279,3 +279,17 @@ def test_live_club_sandwich_matches(tmp_path):
     merged = live.merge(committed, on=["data", "quantity", "name"], suffixes=("_live", ""))
     assert len(merged) == len(committed) == len(live)
     np.testing.assert_allclose(merged.value_live, merged.value, rtol=1e-9)
+
+
+def test_power_takes_the_covariance_and_reference():
+    from analyses.power import power
+    from analyses.power_model import Design, assumed_effects
+
+    eff = assumed_effects(0.75, 0.0, 0.2, ["framing", "paraphrase"])
+    kw = dict(design=Design(6), sims=3, seed=1)
+    plain = power(eff, [6], **kw).set_index("term")
+    corrected = power(eff, [6], cov_type="bias_reduced", test="F", **kw).set_index("term")
+    assert list(plain.index) == list(corrected.index)
+    assert corrected.power.between(0, 1).all() and (corrected.n_sims == 3).all()
+    with pytest.raises(AnalysisError, match="needs cov_type='cr2'"):
+        power(eff, [6], test="HTZ", **kw)
