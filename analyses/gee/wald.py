@@ -189,8 +189,9 @@ def _table(rows: list[tuple[str, WaldTest | None, int]]) -> pd.DataFrame:
                 "coefficients), so dof is the rank tested."
             )
         row = {"term": label, "dof": test.dof, "chi2": test.chi2, "p_value": test.p_value}
-        if hasattr(test, "df_denom"):  # an F reference (analyses.small_sample)
-            row.update(F=test.statistic, df_denom=test.df_denom)
+        if hasattr(test, "df_denom"):  # an F reference (analyses.gee.small_sample)
+            f_ref: Any = test
+            row.update(F=f_ref.statistic, df_denom=f_ref.df_denom)
         out.append(row)
     small = any("F" in r for r in out)
     table = pd.DataFrame(out, columns=COLUMNS + (SMALL_SAMPLE_COLUMNS if small else []))
