@@ -293,3 +293,19 @@ def test_power_takes_the_covariance_and_reference():
     assert corrected.power.between(0, 1).all() and (corrected.n_sims == 3).all()
     with pytest.raises(AnalysisError, match="needs cov_type='cr2'"):
         power(eff, [6], test="HTZ", **kw)
+
+
+def test_coefficient_p_values_follow_the_reference():
+    fit = _toolkit_fit(cov_type="bias_reduced", test="F")
+    tab = fit.coefficients()
+    df2 = fit.n_clusters - len(fit.params)
+    from scipy import stats
+
+    np.testing.assert_allclose(tab.p_value, 2 * stats.t.sf(np.abs(tab.z), df2), rtol=1e-12)
+    assert "Mancl" in tab.attrs["inference"]
+    htz = _toolkit_fit(corstr="independence", cov_type="cr2", test="HTZ")
+    one = htz.coefficients().set_index("coefficient").loc["dataset_typesubjective"]
+    ref = _reference()
+    # q = 1: HTZ is a t test on its df; clubSandwich's p-value for the same constraint
+    assert one.p_value == pytest.approx(_value(ref, "toolkit", "HTZ_p", "dataset_type"), rel=RTOL)
+    assert len(htz.coefficients(coding="sum")) == len(htz.params_sum)

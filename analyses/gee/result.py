@@ -23,7 +23,12 @@ from scipy import stats
 
 from analyses.gee.emmeans import marginal_means
 from analyses.gee.formula import Formula
-from analyses.gee.inference import check_inference, describe_inference, tester_for
+from analyses.gee.inference import (
+    check_inference,
+    describe_inference,
+    one_direction_p,
+    tester_for,
+)
 from analyses.gee.small_sample import CR2Parts
 from analyses.gee.type_contrasts import CONTRAST_COLUMNS, type_contrasts
 from analyses.gee.wald import COLUMNS as WALD_COLUMNS
@@ -176,7 +181,9 @@ class GEEResult:
 
         Notes
         -----
-        z = b / se, p = 2 (1 - Phi(|z|)), interval b +- z_{(1+level)/2} se.
+        z = b / se; p = 2 (1 - Phi(|z|)) for ``test='chi2'``, 2 (1 - T(|z|)) with G - p
+        df for ``'F'`` and with the HTZ df of the coefficient for ``'HTZ'``; the interval
+        b +- z_{(1+level)/2} se is normal.  ``attrs['inference']`` names both.
         """
         if coding == "treatment":
             b, v, term_of = self.params, self.cov, self._term_of
@@ -188,17 +195,35 @@ class GEEResult:
         z = b.to_numpy() / se
         q = stats.norm.ppf(0.5 + level / 2)
         labels = ["(Intercept)", *self.term_labels]
-        return pd.DataFrame(
+        table = pd.DataFrame(
             {
                 "coefficient": b.index,
                 "term": [labels[k + 1] for k in term_of],
                 "estimate": b.to_numpy(),
                 "robust_se": se,
                 "z": z,
-                "p_value": 2 * stats.norm.sf(np.abs(z)),
+                "p_value": self._coefficient_p(z, coding),
                 "ci_low": b.to_numpy() - q * se,
                 "ci_high": b.to_numpy() + q * se,
             }
+        )
+        table.attrs["inference"] = self.inference
+        return table
+
+    def _coefficient_p(self, z: np.ndarray, coding: str) -> np.ndarray:
+        """Two-sided p-values of the coefficients' z under the fit's reference."""
+        if self.test == "chi2":
+            return np.asarray(2 * stats.norm.sf(np.abs(z)))
+        p = len(self.params)
+        # b_sum[k] = A[k] b: its direction in treatment coordinates is the row A[k]
+        use_map = coding == "sum" and self._sum_map is not None
+        rows = self._sum_map if use_map and self._sum_map is not None else np.eye(p)
+        b = self.params.to_numpy()
+        return np.array(
+            [
+                one_direction_p(self.test, float(zk), rows[k], self.n_clusters, self._cr2, b)
+                for k, zk in enumerate(z)
+            ]
         )
 
     def wald(self, type: int = 2, test: str | None = None) -> pd.DataFrame:
