@@ -82,6 +82,8 @@ class _Job:
     alpha: float
     wald_type: int
     adjust: str
+    cov_type: str = "robust"
+    test: str = "chi2"
 
 
 def _decide(job: _Job, sim: int) -> tuple[np.ndarray, np.ndarray]:
@@ -93,7 +95,10 @@ def _decide(job: _Job, sim: int) -> tuple[np.ndarray, np.ndarray]:
     failed = np.zeros(len(terms), dtype=bool)
     table = simulate_table(job.effects, job.design, job.seed, sim, job.sigma)
     try:
-        fit = gee(table, job.formula or DEFAULT)
+        corstr = "independence" if job.cov_type == "cr2" else "exchangeable"
+        fit = gee(
+            table, job.formula or DEFAULT, corstr=corstr, cov_type=job.cov_type, test=job.test
+        )
         wald = fit.wald(job.wald_type).set_index("term")["p_value"]
         con = fit.contrasts().set_index("category")
     except (RobustnessError, ValueError, FloatingPointError, np.linalg.LinAlgError):
@@ -161,6 +166,8 @@ def power(
     adjust: str = "holm",
     mapper: Mapper | None = None,
     progress: Callable[[int], None] | None = None,
+    cov_type: str = "robust",
+    test: str = "chi2",
 ) -> pd.DataFrame:
     """Power of the study's Wald tests and contrasts for each number of items per dataset.
 
@@ -194,6 +201,10 @@ def power(
         example ``ray.util.multiprocessing.Pool().imap``); overrides ``workers``.
     progress
         Called with the number of simulations just finished.
+    cov_type, test
+        The GEE's covariance and the tests' reference distribution
+        (:func:`analyses.gee.gee`); ``cov_type='cr2'`` fits the independence working
+        model (CR2 is defined for it), the others the exchangeable one.
 
     Returns
     -------
@@ -241,6 +252,9 @@ def power(
     (0.1789, 0.1789)
     """
     _check(sims, alpha, adjust, wald_type)
+    from analyses.gee.inference import check_inference
+
+    check_inference(cov_type, test, "independence" if cov_type == "cr2" else "exchangeable")
     design = design or Design()
     ns = [int(n) for n in items]
     if not ns or min(ns) < 2:
@@ -248,7 +262,19 @@ def power(
     sigma = calibrate_sigma(effects)
     terms = power_terms(effects)
     jobs = [
-        _Job(effects, design.with_items(n), sigma, seed, chunk, formula, alpha, wald_type, adjust)
+        _Job(
+            effects,
+            design.with_items(n),
+            sigma,
+            seed,
+            chunk,
+            formula,
+            alpha,
+            wald_type,
+            adjust,
+            cov_type,
+            test,
+        )
         for n in ns
         for chunk in _chunks(sims, workers)
     ]

@@ -224,6 +224,10 @@ def power_command(
         "dataset_type", help="term(s) --solve must power, comma-separated, or all"
     ),
     ray: str | None = typer.Option(None, "--ray", metavar="[ADDRESS]", help="simulate on Ray"),
+    cov: str = typer.Option(
+        "robust", "--cov", help="GEE covariance: robust, bias_reduced, cr2 (independence)"
+    ),
+    test: str = typer.Option("chi2", "--test", help="reference distribution: chi2, F, HTZ"),
 ) -> None:
     """Power of the study's Wald tests and contrasts for a planned design, by simulation."""
     from robustness.commands.power import parse_ints, run_power
@@ -242,6 +246,8 @@ def power_command(
         datasets=parse_ints(datasets, "--datasets"),
         alpha=alpha,
         seed=seed,
+        cov_type=cov,
+        test=test,
         workers=workers or None,
         solve=solve,
         target=target,

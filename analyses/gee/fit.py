@@ -45,11 +45,13 @@ from analyses.gee.covariance import COV_TYPES, covariance
 from analyses.gee.design import ModelDesign, build_model_design, sum_coded
 from analyses.gee.factors import drop_flat_terms, factor_levels, is_factor
 from analyses.gee.formula import Formula, evaluate_variables, parse_formula
+from analyses.gee.inference import check_inference, sum_coding_map
 from analyses.gee.long_table import CLUSTERS, COMPUTED, DEFAULT_FORMULA, columns_of, fitted_rows
 from analyses.gee.result import GEEResult
 from analyses.gee.rows import FittedRows, cluster_columns, contiguity_note, frame_rows
 from analyses.gee.separation import COLUMNS as SEPARATION_COLUMNS
 from analyses.gee.separation import check_separation, linear_separation
+from analyses.gee.small_sample import cr2_parts
 from analyses.gee.solver import CORSTRS, aggregate_cells, solve_gee, solver_notes
 from analyses.prompt_sets import PromptSets
 from analyses.table_input import load
@@ -67,6 +69,7 @@ def gee(
     levels: Mapping[str, Sequence[object]] | None = None,
     corstr: str = "exchangeable",
     cov_type: str = "robust",
+    test: str = "chi2",
     bias_reduction: bool | str = "auto",
     tol: float = 1e-10,
     max_iter: int = 100,
@@ -101,8 +104,15 @@ def gee(
     corstr
         Working correlation, ``'exchangeable'`` or ``'independence'``.
     cov_type
-        The covariance step, a key of :data:`analyses.gee.covariance.COV_TYPES`
-        (``'robust'``: the sandwich, as geepack).
+        The covariance step, a key of :data:`analyses.gee.covariance.COV_TYPES`:
+        ``'robust'`` (the plain sandwich, as geepack), ``'bias_reduced'`` (Mancl &
+        DeRouen 2001, any working correlation) or ``'cr2'`` (Bell & McCaffrey 2002,
+        ``corstr='independence'`` only); :mod:`analyses.gee.small_sample`.
+    test
+        Reference distribution of the Wald tests, coefficient and contrast p-values:
+        ``'chi2'`` (normal for one direction), ``'F'`` (F(q, G - p); t(G - p)) or
+        ``'HTZ'`` (Pustejovsky & Tipton 2018, with ``cov_type='cr2'``).  Every table
+        states both in ``attrs['inference']``.
     bias_reduction
         ``'auto'`` solves the bias-reduced equation when the data are separated (a
         factor cell with a constant response, or any linear combination of the
@@ -163,6 +173,7 @@ def gee(
         levels=levels,
         corstr=corstr,
         cov_type=cov_type,
+        test=test,
         bias_reduction=bias_reduction,
         tol=tol,
         max_iter=max_iter,
@@ -192,6 +203,7 @@ def gee_loaded(
     levels: Mapping[str, Sequence[object]] | None = None,
     corstr: str = "exchangeable",
     cov_type: str = "robust",
+    test: str = "chi2",
     bias_reduction: bool | str = "auto",
     tol: float = 1e-10,
     max_iter: int = 100,
@@ -207,7 +219,7 @@ def gee_loaded(
         A table checked by ``analyses.table_input.load`` that keeps the formula's columns.
     formula
         As :func:`gee`, or the formula already parsed (it is parsed once per fit).
-    cluster, levels, corstr, cov_type, bias_reduction, tol, max_iter
+    cluster, levels, corstr, cov_type, test, bias_reduction, tol, max_iter
         As :func:`gee`.
     ps
         The table's prompt sets, when already built (they give ``agree``).
@@ -230,19 +242,21 @@ def gee_loaded(
         levels=levels,
         corstr=corstr,
         cov_type=cov_type,
+        test=test,
         bias_reduction=bias_reduction,
         tol=tol,
         max_iter=max_iter,
     )
 
 
-def _check_options(corstr: str, cov_type: str) -> None:
+def _check_options(corstr: str, cov_type: str, test: str = "chi2") -> None:
     if cov_type not in COV_TYPES:
         raise AnalysisError(
             f"cov_type must be one of {', '.join(map(repr, COV_TYPES))}, not {cov_type!r}."
         )
     if corstr not in CORSTRS:
         raise AnalysisError(f"corstr must be one of {', '.join(CORSTRS)}, not {corstr!r}.")
+    check_inference(cov_type, test, corstr)
 
 
 def _variables(rows: FittedRows, f: Formula, long_table: bool) -> tuple[FittedRows, list[str]]:
@@ -297,6 +311,7 @@ def fit_rows(
     levels: Mapping[str, Sequence[object]] | None = None,
     corstr: str = "exchangeable",
     cov_type: str = "robust",
+    test: str = "chi2",
     bias_reduction: bool | str = "auto",
     tol: float = 1e-10,
     max_iter: int = 100,
@@ -315,7 +330,7 @@ def fit_rows(
         How the caller named the clusters (kept in the result).
     long_table
         Whether the rows are a long table's (its id columns are factors).
-    levels, corstr, cov_type, bias_reduction, tol, max_iter
+    levels, corstr, cov_type, test, bias_reduction, tol, max_iter
         As :func:`gee`.
 
     Returns
@@ -323,7 +338,7 @@ def fit_rows(
     GEEResult
         As :func:`gee`.
     """
-    _check_options(corstr, cov_type)
+    _check_options(corstr, cov_type, test)
     rows, factors = _variables(rows, f, long_table)
     data, y, notes = rows.data, rows.y, list(rows.notes)
     terms, dropped, flat_notes = drop_flat_terms(data, factors, list(f.terms))
@@ -346,7 +361,8 @@ def fit_rows(
     cells, cluster_sizes = aggregate_cells(data, y, design, clusters)
     raw = solve_gee(cells, corstr=corstr, bias_reduction=reduce, tol=tol, max_iter=max_iter)
     notes += solver_notes(raw)
-    cov = covariance(cov_type, raw, cells)
+    cr2 = cr2_parts(cells, raw.params) if cov_type == "cr2" else None
+    cov = cr2.cov if cr2 is not None else covariance(cov_type, raw, cells)
     b_sum, v_sum, term_of_sum = sum_coded(fit_formula, design, lev, raw.params, cov)
     names = design.names
     numeric = [c for v in fit_formula.variables if v not in lev for c in f.spec(v).columns]
@@ -378,6 +394,8 @@ def fit_rows(
         ),
         corstr=corstr,
         cov_type=cov_type,
+        test=test,
+        cov_plain=pd.DataFrame(raw.cov_robust, index=names, columns=names),
         bias_reduced=raw.bias_reduced,
         full_names=design.full_names,
         null_basis=design.null_basis,
@@ -388,6 +406,8 @@ def fit_rows(
         },
         _term_of=design.term_of,
         _term_of_sum=term_of_sum,
+        _cr2=cr2,
+        _sum_map=sum_coding_map(fit_formula, design, lev) if test == "HTZ" else None,
     )
     for kind in (2, 3):
         result.notes += [n for n in result.wald(kind).attrs["notes"] if n not in result.notes]

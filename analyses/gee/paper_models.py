@@ -102,6 +102,7 @@ def _fit(t: pd.DataFrame, ps: PromptSets, formula: str, cluster: str, label: str
         notes.append(f"the {label} could not be fitted: {exc}")
         return ModelFit(label.split()[0], formula, None, notes=notes)
     notes.extend(f"{label}: {n}" for n in fit.notes if "invalid rows" not in n)
+    notes.append(f"{label}: every p-value of its Wald tests and contrasts: {fit.inference}.")
     if len(fit.params) >= fit.n_clusters:
         notes.append(
             f"{label}: {len(fit.params)} coefficients but only {fit.n_clusters} clusters: the "

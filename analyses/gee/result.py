@@ -23,6 +23,13 @@ from scipy import stats
 
 from analyses.gee.emmeans import marginal_means
 from analyses.gee.formula import Formula
+from analyses.gee.inference import (
+    check_inference,
+    describe_inference,
+    one_direction_p,
+    tester_for,
+)
+from analyses.gee.small_sample import CR2Parts
 from analyses.gee.type_contrasts import CONTRAST_COLUMNS, type_contrasts
 from analyses.gee.wald import COLUMNS as WALD_COLUMNS
 from analyses.gee.wald import wald_type2, wald_type3
@@ -47,8 +54,12 @@ class GEEResult:
         The same fit in sum-to-zero coding (used for Type III).
     alpha, scale
         Exchangeable correlation (0 for independence) and dispersion estimates.
-    cov_type
-        The covariance step that made ``cov`` (:mod:`analyses.gee.covariance`).
+    cov_type, test
+        The covariance step that made ``cov`` (:mod:`analyses.gee.covariance`) and the
+        reference distribution of the tests (``'chi2'``, ``'F'``, ``'HTZ'``,
+        :mod:`analyses.gee.small_sample`); :attr:`inference` says both in words.
+    cov_plain
+        The plain sandwich, whatever ``cov_type`` (geepack's).
     bias_reduced
         Whether the bias-reduced equation was solved (there were separated cells).
     notes
@@ -100,6 +111,15 @@ class GEEResult:
     null_basis: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)), repr=False)
     _term_of: np.ndarray = field(default_factory=lambda: np.zeros(0, int), repr=False)
     _term_of_sum: np.ndarray = field(default_factory=lambda: np.zeros(0, int), repr=False)
+    test: str = "chi2"
+    cov_plain: pd.DataFrame | None = field(default=None, repr=False)
+    _cr2: CR2Parts | None = field(default=None, repr=False)
+    _sum_map: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def inference(self) -> str:
+        """The covariance and reference distribution of every p-value, in words."""
+        return describe_inference(self.cov_type, self.test, self.n_clusters, len(self.params))
 
     @property
     def bse(self) -> pd.Series:
@@ -161,7 +181,9 @@ class GEEResult:
 
         Notes
         -----
-        z = b / se, p = 2 (1 - Phi(|z|)), interval b +- z_{(1+level)/2} se.
+        z = b / se; p = 2 (1 - Phi(|z|)) for ``test='chi2'``, 2 (1 - T(|z|)) with G - p
+        df for ``'F'`` and with the HTZ df of the coefficient for ``'HTZ'``; the interval
+        b +- z_{(1+level)/2} se is normal.  ``attrs['inference']`` names both.
         """
         if coding == "treatment":
             b, v, term_of = self.params, self.cov, self._term_of
@@ -173,46 +195,73 @@ class GEEResult:
         z = b.to_numpy() / se
         q = stats.norm.ppf(0.5 + level / 2)
         labels = ["(Intercept)", *self.term_labels]
-        return pd.DataFrame(
+        table = pd.DataFrame(
             {
                 "coefficient": b.index,
                 "term": [labels[k + 1] for k in term_of],
                 "estimate": b.to_numpy(),
                 "robust_se": se,
                 "z": z,
-                "p_value": 2 * stats.norm.sf(np.abs(z)),
+                "p_value": self._coefficient_p(z, coding),
                 "ci_low": b.to_numpy() - q * se,
                 "ci_high": b.to_numpy() + q * se,
             }
         )
+        table.attrs["inference"] = self.inference
+        return table
 
-    def wald(self, type: int = 2) -> pd.DataFrame:
-        """Wald chi-square per term, joint over its columns: ``term, dof, chi2, p_value``.
+    def _coefficient_p(self, z: np.ndarray, coding: str) -> np.ndarray:
+        """Two-sided p-values of the coefficients' z under the fit's reference."""
+        if self.test == "chi2":
+            return np.asarray(2 * stats.norm.sf(np.abs(z)))
+        p = len(self.params)
+        # b_sum[k] = A[k] b: its direction in treatment coordinates is the row A[k]
+        use_map = coding == "sum" and self._sum_map is not None
+        rows = self._sum_map if use_map and self._sum_map is not None else np.eye(p)
+        b = self.params.to_numpy()
+        return np.array(
+            [
+                one_direction_p(self.test, float(zk), rows[k], self.n_clusters, self._cr2, b)
+                for k, zk in enumerate(z)
+            ]
+        )
+
+    def wald(self, type: int = 2, test: str | None = None) -> pd.DataFrame:
+        """Wald test per term, joint over its columns: ``term, dof, chi2, p_value``.
 
         ``type=2``: the term's columns after its higher-order relatives', treatment
         coding; ``type=3``: the term's columns in sum-to-zero coding, intercept
-        included.  Equal to ``car::Anova(geeglm_fit, type = 2 or 3, test.statistic =
-        "Wald")`` on a full-rank design; rank-deficient cases as in
-        :mod:`analyses.gee.wald` (``attrs['notes']`` names withheld terms).
+        included.  With ``cov_type='robust'`` and ``test='chi2'`` equal to
+        ``car::Anova(geeglm_fit, type = 2 or 3, test.statistic = "Wald")`` on a
+        full-rank design; rank-deficient cases as in :mod:`analyses.gee.wald`
+        (``attrs['notes']`` names withheld terms).  ``test`` (default the fit's):
+        ``'F'`` or ``'HTZ'`` add the columns ``F, df_denom``
+        (:mod:`analyses.gee.small_sample`); ``attrs['inference']`` names the covariance
+        and the reference distribution of the p-values.
         """
         if type not in (2, "2", "II", 3, "3", "III"):
             raise AnalysisError(f"type must be 2 or 3, not {type!r}.")
+        test = self.test if test is None else test
+        check_inference(self.cov_type, test, self.corstr)
         if self.withheld:
             table = self._withheld_table(WALD_COLUMNS)
             table["dof"] = table["dof"].astype(int)
             return table
+        b = self.params.to_numpy()
         if type in (2, "2", "II"):
-            return wald_type2(
-                self.params.to_numpy(), self.cov.to_numpy(), self._term_of, self.terms
-            )
-        if type in (3, "3", "III"):
-            return wald_type3(
+            tester = tester_for(test, b, self.n_clusters, self._cr2)
+            out = wald_type2(b, self.cov.to_numpy(), self._term_of, self.terms, tester=tester)
+        else:
+            tester = tester_for(test, b, self.n_clusters, self._cr2, self._sum_map)
+            out = wald_type3(
                 self.params_sum.to_numpy(),
                 self.cov_sum.to_numpy(),
                 self._term_of_sum,
                 self.term_labels,
+                tester=tester,
             )
-        raise AnalysisError(f"type must be 2 or 3, not {type!r}.")
+        out.attrs["inference"] = describe_inference(self.cov_type, test, self.n_clusters, len(b))
+        return out
 
     def marginal_means(
         self,

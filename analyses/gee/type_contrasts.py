@@ -3,8 +3,10 @@
 For each level c of ``by`` (the perturbation category): d_c = m(objective, c) -
 m(subjective, c), the difference of the back-transformed marginal means of
 :mod:`analyses.gee.emmeans`, with se from the gradient
-m_o (1 - m_o) xbar_o - m_s (1 - m_s) xbar_s; z = d / se, two-sided normal p-values,
-the interval d -+ z se, and Holm's step-down adjustment over the categories:
+m_o (1 - m_o) xbar_o - m_s (1 - m_s) xbar_s (V the fit's ``cov_type`` covariance);
+z = d / se, two-sided p-values under the fit's reference (normal for ``test='chi2'``;
+t(G - p) for ``'F'``; t with the HTZ df of the gradient for ``'HTZ'``), the normal
+interval d -+ z se, and Holm's step-down adjustment over the categories:
 ``summary(pairs(regrid(emmeans(fit, ~ dataset_type | category))), by = NULL,
 adjust = "holm")``.
 
@@ -40,6 +42,15 @@ CONTRAST_COLUMNS = [
     "ci_low",
     "ci_high",
 ]
+
+
+def _p(fit: MeansModel, z: float, direction: np.ndarray) -> float:
+    """The contrast's p-value under the fit's reference (:mod:`analyses.gee.inference`)."""
+    from analyses.gee.inference import one_direction_p
+
+    test = getattr(fit, "test", "chi2")
+    cr2, beta = getattr(fit, "_cr2", None), fit.params.to_numpy()
+    return one_direction_p(test, z, direction, int(getattr(fit, "n_clusters", 0)), cr2, beta)
 
 
 def type_contrasts(fit: MeansModel, level: float = 0.95, by: str = "category") -> pd.DataFrame:
@@ -112,7 +123,7 @@ def type_contrasts(fit: MeansModel, level: float = 0.95, by: str = "category") -
                 "difference": d,
                 "se": se,
                 "z": z,
-                "p_value": float(2 * stats.norm.sf(abs(z))) if se > 0 else np.nan,
+                "p_value": _p(fit, z, g) if se > 0 else np.nan,
                 "ci_low": d - q * se,
                 "ci_high": d + q * se,
             }
@@ -126,4 +137,6 @@ def type_contrasts(fit: MeansModel, level: float = 0.95, by: str = "category") -
     if ok.any():
         holm[ok] = multipletests(p[ok], method="holm")[1]
     res["p_holm"] = holm
-    return res[cols]
+    table = res[cols]
+    table.attrs["inference"] = str(getattr(fit, "inference", ""))
+    return table

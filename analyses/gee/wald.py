@@ -43,8 +43,9 @@ Applications. Wiley (Wald statistics with a g-inverse).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -53,7 +54,9 @@ from scipy import stats
 __all__ = ["COLUMNS", "RANK_TOL", "WaldTest", "wald_test", "wald_type2", "wald_type3"]
 
 COLUMNS = ["term", "dof", "chi2", "p_value"]
+SMALL_SAMPLE_COLUMNS = ["F", "df_denom"]  # added after p_value when the reference is an F
 RANK_TOL = 1e-9
+Tester = Callable[[np.ndarray, np.ndarray, np.ndarray], Any]  # (b, V, L) -> a test result
 
 
 @dataclass(frozen=True)
@@ -185,8 +188,13 @@ def _table(rows: list[tuple[str, WaldTest | None, int]]) -> pd.DataFrame:
                 "directions: the robust covariance is singular there (its rank is below the "
                 "number of coefficients; covariance_rank says why), so dof is the rank tested."
             )
-        out.append({"term": label, "dof": test.dof, "chi2": test.chi2, "p_value": test.p_value})
-    table = pd.DataFrame(out, columns=COLUMNS)
+        row = {"term": label, "dof": test.dof, "chi2": test.chi2, "p_value": test.p_value}
+        if hasattr(test, "df_denom"):  # an F reference (analyses.gee.small_sample)
+            f_ref: Any = test
+            row.update(F=f_ref.statistic, df_denom=f_ref.df_denom)
+        out.append(row)
+    small = any("F" in r for r in out)
+    table = pd.DataFrame(out, columns=COLUMNS + (SMALL_SAMPLE_COLUMNS if small else []))
     table["dof"] = table["dof"].astype(int)
     table.attrs["notes"] = notes
     return table
@@ -198,6 +206,7 @@ def wald_type3(
     term_of: Sequence[int] | np.ndarray,
     labels: Sequence[str],
     intercept: bool = True,
+    tester: Tester | None = None,
 ) -> pd.DataFrame:
     """Type III Wald chi-square per term (give sum-coded coefficients).
 
@@ -211,6 +220,9 @@ def wald_type3(
         Term names, by term index.
     intercept
         Test the intercept as well (car does).
+    tester
+        ``(b, V, L) -> test`` (default :func:`wald_test`, chi-square); a small-sample
+        reference from :mod:`analyses.small_sample` adds the columns ``F, df_denom``.
 
     Returns
     -------
@@ -241,7 +253,7 @@ def wald_type3(
     )
     for k, label in keys:
         idx = np.flatnonzero(term_of == k)
-        test = wald_test(beta, cov, np.eye(p)[idx]) if idx.size else None
+        test = (tester or wald_test)(beta, cov, np.eye(p)[idx]) if idx.size else None
         rows.append((label, test, idx.size))
     return _table(rows)
 
@@ -251,6 +263,7 @@ def wald_type2(
     cov: np.ndarray,
     term_of: Sequence[int] | np.ndarray,
     terms: Sequence[Sequence[str]],
+    tester: Tester | None = None,
 ) -> pd.DataFrame:
     """Type II Wald chi-square per term: its columns after those of its relatives.
 
@@ -262,6 +275,8 @@ def wald_type2(
         Term index of each coefficient (-1: the intercept).
     terms
         The terms, as tuples of variable names.
+    tester
+        As for :func:`wald_type3`.
 
     Returns
     -------
@@ -300,6 +315,6 @@ def wald_type2(
         rel_idx = np.flatnonzero(np.isin(term_of, rel))
         test = None
         if own.size:
-            test = wald_test(beta, cov, type2_hypothesis(cov, own, rel_idx))
+            test = (tester or wald_test)(beta, cov, type2_hypothesis(cov, own, rel_idx))
         rows.append((":".join(terms[k]), test, own.size))
     return _table(rows)

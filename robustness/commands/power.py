@@ -92,6 +92,8 @@ def run_power(
     terms: Sequence[str] = ("dataset_type",),
     ray: str | None = None,
     console: Console | None = None,
+    cov_type: str = "robust",
+    test: str = "chi2",
 ) -> pd.DataFrame:
     """Estimate power (or solve for items), write the CSV, figure and JSON; return the table."""
     from analyses.power import power, solve_items
@@ -111,7 +113,13 @@ def run_power(
     design = Design(int(items[0]), int(variants), int(models), (n_obj, n_subj))
     workers = workers or os.cpu_count() or 1
     kwargs: dict[str, Any] = dict(
-        sims=sims, alpha=alpha, seed=seed, workers=workers, mapper=_mapper(ray)
+        sims=sims,
+        alpha=alpha,
+        seed=seed,
+        workers=workers,
+        mapper=_mapper(ray),
+        cov_type=cov_type,
+        test=test,
     )
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
@@ -126,6 +134,8 @@ def run_power(
         },
         "sims": sims,
         "alpha": alpha,
+        "cov_type": cov_type,
+        "test": test,
         "seed": seed,
         "notes": list(effects.notes),
     }
@@ -184,7 +194,10 @@ def _print(console: Console, table: pd.DataFrame, info: dict[str, Any], folder: 
     wide = table.pivot(index="items_per_dataset", columns="term", values="power")
     contrasts = [c for c in wide.columns if str(c).startswith("contrast:")]
     walds = [c for c in dict.fromkeys(table["term"]) if c not in contrasts]
-    t = Table(title=f"Power at alpha = {info['alpha']:g} ({info['sims']} simulations each)")
+    t = Table(
+        title=f"Power at alpha = {info['alpha']:g} ({info['sims']} simulations each; "
+        f"covariance {info.get('cov_type', 'robust')}, reference {info.get('test', 'chi2')})"
+    )
     t.add_column("items per dataset", justify="right")
     for term in walds:
         t.add_column(for_console(term), justify="right")
