@@ -47,8 +47,8 @@ if TYPE_CHECKING:  # the public names, each once: read by lazy_exports, seen by 
     from analyses.pipeline import AnalysisResult, analyze, analyze_path
     from analyses.posix import PosixResult, posix, posix_from_runner, posix_table
     from analyses.power import power
-    from analyses.power_solve import SolveResult, solve_items
     from analyses.power_model import Design, Effects, assumed_effects, effects_from_pilot
+    from analyses.power_solve import SolveResult, solve_items
     from analyses.pss import pss, pss_items, summarize_pss
     from analyses.ranking import model_ranks, ranking_tables, spread_resolution
     from analyses.separation import find_separation

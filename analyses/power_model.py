@@ -326,8 +326,11 @@ def effects_from_pilot(table: pd.DataFrame, gap: float | None = None) -> Effects
     notes.append(
         f"item-level rho {rho:.3f}: the exchangeable working correlation of the pilot's GEE"
         + (f" ({fit.alpha:.3f} clipped to [0, 0.9])" if rho != fit.alpha else "")
-        + (", fitted by the bias-reduced equation (the pilot has separated cells)" if
-           fit.bias_reduced else "")
+        + (
+            ", fitted by the bias-reduced equation (the pilot has separated cells)"
+            if fit.bias_reduced
+            else ""
+        )
         + "; --correlation overrides it"
     )
     return Effects(p, _check_correlation(rho), "pilot", tuple(notes))

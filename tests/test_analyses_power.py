@@ -14,7 +14,6 @@ from typer.testing import CliRunner
 
 from analyses.gee import gee
 from analyses.power import power, power_terms
-from analyses.power_solve import solve_items
 from analyses.power_model import (
     Design,
     assumed_effects,
@@ -22,6 +21,7 @@ from analyses.power_model import (
     effects_from_pilot,
     simulate_table,
 )
+from analyses.power_solve import solve_items
 from analyses.synthetic import synthetic_table
 from robustness.core.errors import StudyError
 
@@ -245,7 +245,9 @@ def test_the_pilot_notes_state_one_rho_and_it_is_the_one_simulated():
         said = [n for n in other.notes if "rho" in n]
         assert said == ["item-level rho 0.2, set by --correlation"] and other.correlation == 0.2
     fit = gee(_separated_pilot(), "agree ~ dataset_type * category")
-    assert fit.bias_reduced and "bias-reduced" in " ".join(effects_from_pilot(_separated_pilot()).notes)
+    assert fit.bias_reduced and "bias-reduced" in " ".join(
+        effects_from_pilot(_separated_pilot()).notes
+    )
 
 
 def _check_solve(res, z=1.96):
@@ -271,7 +273,14 @@ def test_solve_reports_its_monte_carlo_uncertainty_and_refines_or_says_noise(max
     e = assumed_effects(0.5, 0.4, 0.0, ["framing"])
     d = Design(10, 1, 1, (1, 1))
     res = solve_items(
-        e, 0.8, ["dataset_type"], d, start=4, sims=8, max_sims=max_sims, seed=3,
+        e,
+        0.8,
+        ["dataset_type"],
+        d,
+        start=4,
+        sims=8,
+        max_sims=max_sims,
+        seed=3,
         formula="agree ~ dataset_type",
     )
     assert res.items is not None

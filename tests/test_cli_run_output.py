@@ -49,7 +49,9 @@ def test_progress_lines_every_30_seconds_or_5_percent_with_rate_and_time_left():
     clock.now = 30.0  # 30 s have passed
     lines("model-a", 49, 1000)
     first = buf.getvalue().splitlines()
-    assert first == ["model-a: 49/1,000 prompts, 1.6 prompts/s, about 9 min 42 s left"]  # 951 / (49 / 30 s)
+    assert first == [
+        "model-a: 49/1,000 prompts, 1.6 prompts/s, about 9 min 42 s left"
+    ]  # 951 / (49 / 30 s)
     clock.now = 31.0
     lines("model-a", 99, 1000)  # 5 % more (50 prompts) since the last line, at 1 s
     assert buf.getvalue().splitlines()[-1].startswith("model-a: 99/1,000 prompts, 3.2 prompts/s")

@@ -11,10 +11,9 @@ import pytest
 from conftest import SHARED_DATA
 from helpers.oracle import assert_options_once, assert_round_trip
 
-from perturbations.references import pinned_positions
-
 import robustness as rb
 from analyses import item_agreement
+from perturbations.references import pinned_positions
 from robustness.answers import answer_rows, rows_to_table
 from robustness.runners.base import OptionScores
 from robustness.study import ModelConfig
@@ -100,7 +99,11 @@ def test_every_variant_records_its_schedule_and_the_default_is_balanced(demo):
     assert shuffled and all(v.params["schedule"] == "balanced" for v in shuffled)
     assert all(v.params["order"] == list(v.spec.order) for v in shuffled)
     reversal = rb.perturb(
-        demo, families="option_order", n=5, seed=0, options={"option_order": {"schedule": "reversal"}}
+        demo,
+        families="option_order",
+        n=5,
+        seed=0,
+        options={"option_order": {"schedule": "reversal"}},
     )
     rev = [v for v in reversal if v.category == "option_order"]
     assert all(v.params == {"schedule": "reversal", "kind": "reversal"} for v in rev)
@@ -113,7 +116,9 @@ def test_every_variant_records_its_schedule_and_the_default_is_balanced(demo):
 def test_fewer_variants_than_options_never_repeat_a_position(k):
     item = rb.Item("q", "toy", "objective", "Pick one.", tuple(f"opt{j}" for j in range(k)), 0)
     for n in range(1, k):
-        vs = [v for v in rb.perturb([item], "option_order", n=n, seed=n) if v.category != "original"]
+        vs = [
+            v for v in rb.perturb([item], "option_order", n=n, seed=n) if v.category != "original"
+        ]
         assert len(vs) == n
         counts = np.zeros((k, k), dtype=int)
         for v in vs:

@@ -36,8 +36,8 @@ import torch
 from robustness.core.errors import ModelError
 
 __all__ = [
-    "check_hub_reachable",
     "DTYPES",
+    "check_hub_reachable",
     "configure_threads",
     "eos_token_ids",
     "folder_revision",
