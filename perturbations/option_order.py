@@ -41,9 +41,17 @@ from robustness.core.errors import StudyError
 from robustness.core.items import Item
 from robustness.core.prompts import PromptSpec
 
-__all__ = ["SCHEDULES", "OptionOrder"]
+__all__ = ["SCHEDULES", "SCHEDULE_TEXT", "OptionOrder"]
 
 SCHEDULES = ("balanced", "reversal", "legacy")
+
+#: What each schedule does, in the words the report's Method section uses.
+SCHEDULE_TEXT = {
+    "balanced": "permutations balanced over each item's variants, every option shown at "
+    "each position as evenly as the number of variants allows (Latin squares)",
+    "reversal": "the reversal only",
+    "legacy": "the reversal, the two cyclic shifts, then seeded random permutations",
+}
 
 
 def _reorder(spec: PromptSpec, item: Item, order: tuple[int, ...]) -> PromptSpec:

@@ -175,3 +175,38 @@ def test_a_word_that_starts_with_a_letter_is_no_label_reference():
     assert refers_by_label("Both (A) and (C)") and refers_by_label("neither a nor b")
     item = rb.Item("h", "toy", "objective", "Which hand?", ("Right hand", "Both hands", "Left"), 0)
     assert len(rb.perturb([item], "option_order", n=2)) == 3
+
+
+def test_the_table_metadata_and_the_method_text_say_which_schedule_was_used(tmp_path):
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from robustness.report.document import method_text
+    from robustness.run import option_order_schedule
+
+    study = tmp_path / "s.toml"
+    study.write_text(
+        '[study]\nname = "s"\nfamilies = ["option_order"]\n'
+        '[perturbations.option_order]\nschedule = "legacy"\n'
+        '[output]\ntable = "out/s.parquet"\n'
+    )
+    config = rb.load_study(study)
+    legacy = option_order_schedule(config)
+    assert legacy["schedule"] == "legacy" and "cyclic shifts" in legacy["description"]
+    default = option_order_schedule(replace_perturbations(config, {}))
+    assert default["schedule"] == "balanced" and "Latin squares" in default["description"]
+    items = pd.DataFrame(
+        {"dataset": ["d"], "dataset_type": ["objective"], "item_id": ["q"], "category": ["x"]}
+    )
+    result = SimpleNamespace(tables={"agreement_items": items}, formula="f", dataset_formula="g")
+    meta = {"study": config.to_dict(), "option_order": legacy}
+    text = " ".join(method_text(result, meta))
+    assert f"Option order: {legacy['description']}." in text
+    assert "Option order:" not in " ".join(method_text(result, {"study": config.to_dict()}))
+
+
+def replace_perturbations(config, perturbations):
+    from dataclasses import replace
+
+    return replace(config, perturbations=perturbations)
