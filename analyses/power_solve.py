@@ -4,9 +4,8 @@ with the Monte Carlo uncertainty of that answer.
 :func:`solve_items` doubles from ``start`` until the target is reached, then bisects over
 integers (simulation s with n items is the first n items of the same simulation with
 more, so estimated power is close to monotone in n: :mod:`analyses.power_model`).  The
-answer n is *clear* when its estimated power is above the target by more than ``z``
-Monte Carlo standard errors and the power at n - 1 is below it by more than ``z`` of
-its own.  When it is not, both are simulated again with twice the simulations (the
+answer n is *clear* when the target lies below the Wilson score interval (``z``) of its
+estimated power and above that of the power at n - 1.  When it is not, both are simulated again with twice the simulations (the
 first S simulations are the same ones: common random numbers), moving n up or down
 where the longer run says so, until the decision is clear or ``max_sims`` is reached;
 the result then says that n is within Monte Carlo noise of its neighbour.
@@ -15,10 +14,13 @@ References
 ----------
 Morris, T. P., White, I. R. & Crowther, M. J. (2019). Using simulation studies to evaluate
 statistical methods. Statistics in Medicine 38(11), 2074-2102 (Monte Carlo SE of power).
+Wilson, E. B. (1927). Probable inference, the law of succession, and statistical
+inference. JASA 22(158), 209-212.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,8 +43,8 @@ class SolveResult:
     saying how many simulations each row had).  ``power_at``/``mc_se_at`` are the
     smallest power over ``terms`` at ``items`` and its Monte Carlo SE, ``power_below``/
     ``mc_se_below`` the same at ``items - 1`` (None when it was not evaluated), ``sims``
-    the simulations behind them, and ``clear`` whether both lie more than ``z`` SEs from
-    the target.  ``statement`` says it in one sentence.
+    the simulations behind them, and ``clear`` whether the target lies outside both
+    Wilson intervals.  ``statement`` says it in one sentence.
     """
 
     items: int | None
@@ -57,6 +59,16 @@ class SolveResult:
     sims: int = 0
     clear: bool = False
     statement: str = ""
+
+
+def wilson(power: float, sims: int, z: float) -> tuple[float, float]:
+    """Wilson score interval of a power estimated from ``sims`` simulations.
+
+    Unlike power +- z mc_se it does not shrink to a point at power 0 or 1, so a handful of
+    simulations that all reject cannot make a decision look clear (Wilson 1927)."""
+    centre = (power * sims + z * z / 2) / (sims + z * z)
+    half = z / (sims + z * z) * math.sqrt(power * (1 - power) * sims + z * z / 4)
+    return centre - half, centre + half
 
 
 def _weakest(frame: pd.DataFrame, terms: Sequence[str]) -> tuple[float, float]:
@@ -76,7 +88,7 @@ def _statement(res: SolveResult, z: float) -> str:
     )
     head = f"{res.items} ({at}{below}; {res.sims} simulations each)"
     if res.clear:
-        return f"{head}: clear, both more than {z:g} MC s.e. from the target"
+        return f"{head}: clear, the target is outside both {z:g}-sigma Wilson intervals"
     return (
         f"{head}: within Monte Carlo noise, {res.items} and its neighbour cannot be told "
         "apart at this number of simulations (give more --sims or --max-sims)"
@@ -113,7 +125,8 @@ def solve_items(
         Simulations per number of items for the search, and the most the refinement of
         the answer may use (default ``4 * sims``; equal to ``sims``: no refinement).
     z
-        Monte Carlo standard errors a clear answer keeps from the target on each side.
+        Width of the Wilson intervals (in standard normal units) that a clear answer keeps
+        the target out of.
     **kwargs
         Passed to :func:`analyses.power.power` (``alpha``, ``seed``, ``workers``, ...).
 
@@ -126,8 +139,10 @@ def solve_items(
     Notes
     -----
     With P the estimated power over S simulations, mc_se = sqrt(P (1 - P) / S)
-    (Morris et al. 2019, Table 6).  The answer n is clear when
-    P(n) - target > z mc_se(n) and target - P(n - 1) > z mc_se(n - 1).
+    (Morris et al. 2019, Table 6).  The answer n is clear when the target lies outside
+    the Wilson score intervals of P(n) and P(n - 1),
+    (P S + z^2 / 2) / (S + z^2) -+ z / (S + z^2) sqrt(P (1 - P) S + z^2 / 4),
+    above the first and below the second (Wilson 1927).
 
     References
     ----------
@@ -169,11 +184,11 @@ def solve_items(
         s = sims
         while True:
             res.power_at, res.mc_se_at = _weakest(frame(hi, s), terms)
-            clear = res.power_at - target > z * res.mc_se_at
+            clear = wilson(res.power_at, s, z)[0] > target
             res.power_below = res.mc_se_below = None
             if lo is not None and hi - 1 >= 2:
                 res.power_below, res.mc_se_below = _weakest(frame(hi - 1, s), terms)
-                clear = clear and target - res.power_below > z * res.mc_se_below
+                clear = clear and wilson(res.power_below, s, z)[1] < target
             res.items, res.sims, res.clear = hi, s, clear
             if clear or 2 * s > max_sims:
                 break

@@ -259,9 +259,12 @@ def _check_solve(res, z=1.96):
     assert res.mc_se_at == pytest.approx(math.sqrt(p * (1 - p) / res.sims))
     below = table.loc[res.items - 1]
     assert res.power_below == pytest.approx(float(below["power"]))
-    margin_ok = (p - res.target > z * res.mc_se_at) and (
-        res.target - res.power_below > z * res.mc_se_below
-    )
+    from statsmodels.stats.proportion import proportion_confint
+
+    def interval(power):  # statsmodels' Wilson interval, on the count of rejections
+        return proportion_confint(round(power * res.sims), res.sims, 0.05, method="wilson")
+
+    margin_ok = interval(p)[0] > res.target and interval(res.power_below)[1] < res.target
     assert res.clear == margin_ok
     assert "MC s.e." in res.statement
     if not res.clear:
@@ -287,3 +290,15 @@ def test_solve_reports_its_monte_carlo_uncertainty_and_refines_or_says_noise(max
     _check_solve(res)
     if not res.clear:
         assert res.sims == max_sims  # it simulated as far as it was allowed
+
+
+def test_the_wilson_interval_matches_statsmodels_and_never_collapses_at_0_or_1():
+    from statsmodels.stats.proportion import proportion_confint
+
+    from analyses.power_solve import wilson
+
+    for hits, sims in [(0, 4), (4, 4), (31, 40), (79, 100), (81, 100)]:
+        ours = wilson(hits / sims, sims, 1.959963984540054)
+        theirs = proportion_confint(hits, sims, 0.05, method="wilson")
+        assert ours == pytest.approx(theirs, abs=1e-12)
+    assert wilson(1.0, 4, 1.96)[0] < 0.8  # four rejections of four do not clear 0.8
