@@ -5,8 +5,9 @@ with the Monte Carlo uncertainty of that answer.
 integers (simulation s with n items is the first n items of the same simulation with
 more, so estimated power is close to monotone in n: :mod:`analyses.power_model`).  The
 answer n is *clear* when the target lies below the Wilson score interval (``z``) of its
-estimated power and above that of the power at n - 1.  When it is not, both are simulated again with twice the simulations (the
-first S simulations are the same ones: common random numbers), moving n up or down
+estimated power and above that of the power at n - 1.  When it is not, both are
+simulated again with twice the simulations (the first S simulations are the same ones:
+common random numbers), moving n up or down
 where the longer run says so, until the decision is clear or ``max_sims`` is reached;
 the result then says that n is within Monte Carlo noise of its neighbour.
 
