@@ -56,8 +56,9 @@ if TYPE_CHECKING:  # the public names, each once: read by lazy_exports, seen by 
     )
     from analyses.paired import mcnemar
     from analyses.posix import PosixResult, posix, posix_from_runner, posix_table
-    from analyses.power import power, solve_items
+    from analyses.power import power
     from analyses.power_model import Design, Effects, assumed_effects, effects_from_pilot
+    from analyses.power_solve import SolveResult, solve_items
     from analyses.pss import pss, pss_items, summarize_pss
     from analyses.ranking import model_ranks, ranking_tables, spread_resolution
     from analyses.spread import format_accuracy, format_spread

@@ -17,10 +17,8 @@ A simulation whose fit fails, or whose fit withholds a term, counts as not rejec
 term (conservative) and is counted in ``n_failed``.  The Monte Carlo standard error of a
 power estimate P from S simulations is sqrt(P (1 - P) / S).
 
-:func:`solve_items` finds the smallest number of items per dataset whose estimated power
-reaches a target, by doubling and then bisection over integers; because simulation s of a
-design with n items is the first n items of the same simulation with more items (common
-random numbers, :mod:`analyses.power_model`), the estimated power is close to monotone in n.
+:func:`analyses.power_solve.solve_items` finds the smallest number of items per dataset
+whose estimated power reaches a target, with the Monte Carlo uncertainty of that answer.
 
 Simulation s is seeded by ``SeedSequence(seed, spawn_key=(s, ...))``: serial, process-
 parallel and Ray runs give the same numbers.
@@ -37,7 +35,7 @@ from __future__ import annotations
 import gc
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -45,7 +43,7 @@ import pandas as pd
 from analyses.power_model import Design, Effects, calibrate_sigma, simulate_table
 from robustness.core.errors import RobustnessError, StudyError
 
-__all__ = ["POWER_COLUMNS", "SolveResult", "power", "power_terms", "solve_items"]
+__all__ = ["POWER_COLUMNS", "power", "power_terms"]
 
 POWER_COLUMNS = ["term", "items_per_dataset", "power", "mc_se", "n_sims", "n_failed"]
 Mapper = Callable[[Callable, Iterable], Iterator]
@@ -330,117 +328,3 @@ def _map(
         if progress:
             progress(len(job.sims))
     return results
-
-
-@dataclass
-class SolveResult:
-    """The smallest items per dataset reaching ``target`` power for ``terms``.
-
-    ``items`` is None when even ``max_items`` did not reach it; ``table`` holds every
-    evaluated number of items (the :func:`power` columns).
-    """
-
-    items: int | None
-    target: float
-    terms: list[str]
-    table: pd.DataFrame
-    evaluated: list[int] = field(default_factory=list)
-
-
-def solve_items(
-    effects: Effects,
-    target: float = 0.8,
-    terms: Sequence[str] = ("dataset_type",),
-    design: Design | None = None,
-    *,
-    start: int = 10,
-    max_items: int = 1280,
-    **kwargs,
-) -> SolveResult:
-    """The smallest number of items per dataset at which every one of ``terms`` has
-    estimated power >= ``target``.
-
-    Parameters
-    ----------
-    effects, design
-        As :func:`power`.
-    target
-        Power to reach.
-    terms
-        Terms of :func:`power_terms` that must all reach it (``'all'`` is not special:
-        list them).
-    start, max_items
-        First number of items tried, and the largest.
-    **kwargs
-        Passed to :func:`power` (``sims``, ``alpha``, ``seed``, ``workers``, ...).
-
-    Returns
-    -------
-    SolveResult
-        ``items`` (the smallest number of items per dataset found to reach ``target``, or
-        None), ``target``, ``terms``, ``table`` (:func:`power`'s columns for every number
-        evaluated) and ``evaluated`` (those numbers, sorted).
-
-    Notes
-    -----
-    Doubling from ``start`` until the target is reached (or ``max_items``), then bisection
-    between the last failing and the first reaching number.  The answer carries Monte Carlo
-    error: near the target, neighbouring numbers of items are within a few ``mc_se``
-    (Morris et al. 2019).  Because simulation s with n items is the first n items of the
-    same simulation with more (common random numbers), estimated power is close to
-    monotone in n.
-
-    References
-    ----------
-    Morris et al. (2019): see the module.
-
-    Examples
-    --------
-    The answer reaches the target and the number below it, when evaluated, does not:
-
-    >>> from analyses import Design, assumed_effects, solve_items
-    >>> eff = assumed_effects(base=0.5, gap=0.45, correlation=0.0, categories=("paraphrase",))
-    >>> design = Design(variants_per_family=1, datasets_per_type=(1, 1))
-    >>> res = solve_items(eff, target=0.8, design=design, start=4, max_items=8, sims=4,
-    ...                   formula="agree ~ dataset_type")
-    >>> p = res.table.query("term == 'dataset_type'").set_index("items_per_dataset")["power"]
-    >>> res.items, res.evaluated
-    (5, [4, 5, 6, 8])
-    >>> bool(p[5] >= 0.8), bool(p[4] < 0.8)
-    (True, True)
-    """
-    if not 0.0 < target < 1.0:
-        raise StudyError(f"the target power must lie strictly between 0 and 1, not {target!r}.")
-    known = power_terms(effects)
-    unknown = [t for t in terms if t not in known]
-    if unknown:
-        raise StudyError(f"unknown term(s) {', '.join(unknown)}; choose from {', '.join(known)}.")
-    if start < 2 or max_items < start:
-        raise StudyError(f"need 2 <= start <= max_items, not start={start}, max={max_items}.")
-    frames: dict[int, pd.DataFrame] = {}
-
-    def reaches(n: int) -> bool:
-        if n not in frames:
-            frames[n] = power(effects, [n], design, **kwargs)
-        f = frames[n]
-        return bool((f[f["term"].isin(terms)]["power"] >= target).all())
-
-    lo: int | None = None
-    hi: int | None = start
-    step = start
-    while not reaches(step):
-        lo = step
-        if step >= max_items:
-            hi = None
-            break
-        step = min(2 * step, max_items)
-        hi = step
-    if hi is not None and lo is not None:
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if reaches(mid):
-                hi = mid
-            else:
-                lo = mid
-    table = pd.concat([frames[n] for n in sorted(frames)], ignore_index=True)
-    return SolveResult(hi, target, list(terms), table, sorted(frames))

@@ -127,8 +127,10 @@ class Effects:
         return known + sorted(present - set(known))
 
     def with_correlation(self, rho: float, note: str = "") -> Effects:
-        """The same agreement with item-level correlation ``rho`` (checked)."""
-        notes = (*self.notes, note) if note else self.notes
+        """The same agreement with item-level correlation ``rho`` (checked); ``note``
+        replaces the note that gave the old rho, so the notes state one rho."""
+        kept = tuple(n for n in self.notes if not n.startswith("item-level rho"))
+        notes = (*kept, note) if note else self.notes
         return Effects(self.agreement, _check_correlation(rho), self.source, notes)
 
     def table(self) -> np.ndarray:
@@ -289,7 +291,7 @@ def effects_from_pilot(table: pd.DataFrame, gap: float | None = None) -> Effects
         grid["dataset_type"] = types_present[0]
     cells = grid.groupby(["dataset_type", "category"], sort=True)[["n", "y_sum"]].sum()
     p = (cells["y_sum"] / cells["n"]).rename("p").reset_index()
-    notes = [f"pilot: {fit.n_obs} rows of {fit.n_clusters} items; item-level rho {fit.alpha:.3f}"]
+    notes = [f"pilot: {fit.n_obs} rows of {fit.n_clusters} items"]
     if gap is None:
         if len(types_present) < 2:
             raise StudyError(
@@ -321,11 +323,16 @@ def effects_from_pilot(table: pd.DataFrame, gap: float | None = None) -> Effects
     if p.empty:
         raise StudyError("the pilot has no category with agreement for both dataset types.")
     rho = float(np.clip(fit.alpha, 0.0, 0.9))
-    if fit.bias_reduced:
-        notes.append(
-            "the pilot has separated cells, so its GEE was the bias-reduced independence fit "
-            "and estimated no correlation (rho = 0); give the item-level correlation instead"
+    notes.append(
+        f"item-level rho {rho:.3f}: the exchangeable working correlation of the pilot's GEE"
+        + (f" ({fit.alpha:.3f} clipped to [0, 0.9])" if rho != fit.alpha else "")
+        + (
+            ", fitted by the bias-reduced equation (the pilot has separated cells)"
+            if fit.bias_reduced
+            else ""
         )
+        + "; --correlation overrides it"
+    )
     return Effects(p, _check_correlation(rho), "pilot", tuple(notes))
 
 

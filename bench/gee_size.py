@@ -45,7 +45,8 @@ ALPHA = 0.05
 
 def _one(args: tuple[int, int, int, float]) -> np.ndarray:
     """Rejections (methods x terms; NaN = failed) for simulation ``sim`` of ``items``."""
-    from analyses._data import load
+    from analyses.table_input import load
+
     from analyses.gee import formula_columns, gee_loaded
     from analyses.power_model import Design, assumed_effects, simulate_table
     from robustness.core.names import FAMILY_ORDER

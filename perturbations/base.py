@@ -76,6 +76,13 @@ class Family(ABC):
     ) -> Iterator[Candidate]:
         """Yield perturbed specs with the JSON-able parameters that made each."""
 
+    def planned(
+        self, spec: PromptSpec, item: Item, rng: np.random.Generator, n: int
+    ) -> Iterator[Candidate]:
+        """The candidates for a request of ``n`` variants; a family whose design depends
+        on ``n`` (option order's balanced schedule) overrides this, the rest do not."""
+        return self.candidates(spec, item, rng)
+
     def perturb(
         self, spec: PromptSpec, item: Item, rng: np.random.Generator, n: int
     ) -> list[Candidate]:
@@ -83,7 +90,7 @@ class Family(ABC):
         seen = {spec.render()}
         out: list[Candidate] = []
         budget = max(1, n) * self.max_attempts_per_variant
-        for attempt, (candidate, params) in enumerate(self.candidates(spec, item, rng)):
+        for attempt, (candidate, params) in enumerate(self.planned(spec, item, rng, n)):
             if len(out) >= n or attempt >= budget:
                 break
             text = candidate.render()

@@ -17,10 +17,13 @@ _POSITION = re.compile(
     r"others|other\s+options|previous|preceding|following)\b|\b(above|below)\b",
     re.IGNORECASE,
 )
+#: One label: a single letter or digit standing alone ("A", "(b)", "3"), never the first
+#: letter of a word ("both hands" is not "both h and s").
+_ONE = r"\(?[A-Za-z1-9]\b\)?"
 _LABEL = re.compile(
-    r"\b(?i:both|either|neither|only)\s+\(?[A-Za-z1-9]\)?\s*(and|or|nor|,)\s*\(?[A-Za-z1-9]\)?\b"
-    r"|\b(?i:options?|answers?|choices?)\s+\(?[A-Za-z1-9]\)?(\s*(,|and|or|&)\s*\(?[A-Za-z1-9]\)?)+\b"
-    r"|\b[A-E]\s*(&|and)\s*[A-E]\b"
+    rf"\b(?i:both|either|neither|only)\s+{_ONE}\s*(\b(and|or|nor)\b|,)\s*{_ONE}"
+    rf"|\b(?i:options?|answers?|choices?)\s+{_ONE}(\s*(,|\band\b|\bor\b|&)\s*{_ONE})+"
+    r"|\b[A-E]\s*(&|\band\b)\s*[A-E]\b"
 )
 
 

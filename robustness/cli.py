@@ -206,20 +206,29 @@ def demo(
 def power_command(
     out: str = typer.Option(..., "--out", "-o", help="output folder"),
     pilot: str | None = typer.Option(None, help="pilot long table (effects estimated from it)"),
-    items: str = typer.Option("20,40,80", help="items per dataset, comma-separated"),
+    items: str | None = typer.Option(
+        None, help="items per dataset, comma-separated (default: the pilot's, else 20,40,80)"
+    ),
     sims: int = typer.Option(200, help="simulations per number of items"),
     gap: float | None = typer.Option(None, help="objective - subjective agreement (0: null)"),
     base: float | None = typer.Option(None, help="subjective agreement (no pilot)"),
     correlation: float | None = typer.Option(None, help="item-level correlation rho"),
     families: str = typer.Option("all", help="categories without a pilot: 'all' or a list"),
-    variants: int = typer.Option(2, help="variants per family and item"),
-    models: int = typer.Option(1, help="models"),
-    datasets: str = typer.Option("2,2", help="objective,subjective datasets"),
+    variants: int | None = typer.Option(
+        None, help="variants per family and item (default: the pilot's, else 2)"
+    ),
+    models: int | None = typer.Option(None, help="models (default: the pilot's, else 1)"),
+    datasets: str | None = typer.Option(
+        None, help="objective,subjective datasets (default: the pilot's, else 2,2)"
+    ),
     alpha: float = typer.Option(0.05, help="significance level"),
     seed: int = typer.Option(0, help="simulation seed"),
     workers: int = typer.Option(0, help="processes (0: one per CPU)"),
     solve: str | None = typer.Option(None, help="'items': smallest items reaching --target"),
     target: float = typer.Option(0.8, help="target power for --solve"),
+    max_sims: int | None = typer.Option(
+        None, help="--solve: most simulations to settle its answer (default 4 x --sims)"
+    ),
     term: str = typer.Option(
         "dataset_type", help="term(s) --solve must power, comma-separated, or all"
     ),
@@ -235,7 +244,7 @@ def power_command(
     run_power(
         out,
         pilot=pilot,
-        items=parse_ints(items, "--items"),
+        items=None if items is None else parse_ints(items, "--items"),
         sims=sims,
         gap=gap,
         base=base,
@@ -243,7 +252,7 @@ def power_command(
         families=families,
         variants=variants,
         models=models,
-        datasets=parse_ints(datasets, "--datasets"),
+        datasets=None if datasets is None else parse_ints(datasets, "--datasets"),
         alpha=alpha,
         seed=seed,
         cov_type=cov,
@@ -253,6 +262,7 @@ def power_command(
         target=target,
         terms=[t.strip() for t in term.split(",") if t.strip()],
         ray=ray,
+        max_sims=max_sims,
     )
 
 

@@ -9,8 +9,10 @@ whatever the output is.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 from rich.console import Console
 from rich.markup import escape
@@ -29,7 +31,14 @@ from rich.text import Text
 
 from robustness.core.text_safety import for_terminal
 
-__all__ = ["ProgressCallback", "RateColumn", "auto_progress", "interactive", "progress_bars"]
+__all__ = [
+    "LineProgress",
+    "ProgressCallback",
+    "RateColumn",
+    "auto_progress",
+    "interactive",
+    "progress_bars",
+]
 
 #: ``progress(name, done, total)``: called as work completes.
 ProgressCallback = Callable[[str, int, int], None]
@@ -102,3 +111,56 @@ def progress_bars(console: Console, unit: str | None = None) -> tuple[Progress, 
         bars.update(tasks[name], completed=done, total=total)
 
     return bars, update
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0, round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours} h {minutes:02d} min"
+    return f"{minutes} min {secs:02d} s" if minutes else f"{secs} s"
+
+
+@dataclass
+class LineProgress:
+    """The ``progress(name, done, total)`` callback for output that is not a terminal.
+
+    Prints one plain line per name (``model: done/total prompts, rate prompts/s, about T
+    left``) when ``interval`` seconds have passed since its last line, when another
+    ``step`` of the total is done, and when the name finishes; a log or a pipe then shows
+    the run moving.  ``clock`` (seconds, monotonic) is injectable for tests.
+    """
+
+    console: Console
+    unit: str = "prompts"
+    interval: float = 30.0
+    step: float = 0.05
+    clock: Callable[[], float] = time.monotonic
+    _state: dict[str, tuple[float, int, float, int]] = field(default_factory=dict)
+
+    def __call__(self, name: str, done: int, total: int) -> None:
+        now = self.clock()
+        if name not in self._state:  # (start time, done at start, last line's time and done)
+            self._state[name] = (now, done, now, done)
+            return
+        start, done0, last_t, last_done = self._state[name]
+        every = max(1, int(self.step * total)) if total else 1
+        finished = total > 0 and done >= total and last_done < total
+        if not (finished or now - last_t >= self.interval or done - last_done >= every):
+            return
+        self._state[name] = (start, done0, now, done)
+        elapsed = now - start
+        rate = (done - done0) / elapsed if elapsed > 0 else float("nan")
+        left = (
+            f"about {_duration((total - done) / rate)} left"
+            if rate == rate and rate > 0 and done < total
+            else ("done" if done >= total else "time left unknown")
+        )
+        self.console.print(
+            f"{for_terminal(name, 60)}: {done:,}/{total:,} {self.unit}, "
+            f"{rate:.1f} {self.unit}/s, {left}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )

@@ -247,6 +247,18 @@ def study_variants(
     )
 
 
+def option_order_schedule(config: StudyConfig) -> dict[str, Any]:
+    """The option-order schedule the study used, for the table's metadata and the report."""
+    from perturbations.base import make_family
+    from perturbations.option_order import SCHEDULE_TEXT
+
+    params = make_family("option_order", **config.perturbations.get("option_order", {})).params
+    text = SCHEDULE_TEXT[params["schedule"]]
+    if not params["shuffle_ordinal"]:
+        text += "; ordinal scales reversed only"
+    return {**params, "description": text}
+
+
 def resolve_model_paths(config: StudyConfig) -> StudyConfig:
     """Model paths relative to the study file become absolute; a missing path stops the run.
 
@@ -330,6 +342,8 @@ def run_study(
         "ray": {"address": ray, "workers": workers} if ray is not None else None,
         "models": info,
     }
+    if any(v.category == "option_order" for v in variants):
+        meta["option_order"] = option_order_schedule(config)
     checked = validate(table, ANALYSIS_COLUMNS)  # once: write_parquet and analyze take it as is
     write_parquet(checked, config.table_path, meta)
     if csv:

@@ -115,13 +115,19 @@ def load_study_items(config: StudyConfig) -> list[Item]:
     kinds: dict[str, tuple[str, str]] = {}
     for src in config.sources:
         path = config.path(src.path)
-        for item in load_items(
+        loaded = load_items(
             path,
             mapping=dict(src.mapping),
             dataset=src.dataset,
             dataset_type=src.dataset_type,
             split=src.split,
-        ):
+        )
+        if not loaded:
+            raise StudyError(
+                f"{path}: the item file holds no items; remove it from the study's items "
+                "or fill it."
+            )
+        for item in loaded:
             if item.key in seen and seen[item.key] != str(path):
                 raise StudyError(
                     f"{path}: item {shown(item.item_id)} of dataset {shown(item.dataset)} is "

@@ -13,7 +13,7 @@ from statsmodels.stats.proportion import proportion_effectsize
 from typer.testing import CliRunner
 
 from analyses.gee import gee
-from analyses.power import power, power_terms, solve_items
+from analyses.power import power, power_terms
 from analyses.power_model import (
     Design,
     assumed_effects,
@@ -21,6 +21,7 @@ from analyses.power_model import (
     effects_from_pilot,
     simulate_table,
 )
+from analyses.power_solve import solve_items
 from analyses.synthetic import synthetic_table
 from robustness.core.errors import StudyError
 
@@ -188,3 +189,116 @@ def test_the_power_command_prints_notes_and_terms_without_terminal_escapes(tmp_p
     out = buf.getvalue()
     assert "left out: evil" in out
     assert "\x1b" not in out and "\x07" not in out
+
+
+def test_a_pilot_sets_the_simulated_design_unless_an_option_overrides_it(tmp_path):
+    import json
+
+    from robustness.cli import app
+
+    table = synthetic_table(models=2, n_items=6, n_variants=3, seed=2)
+    pilot = tmp_path / "pilot.csv"
+    table.drop(columns=["option_probs"]).to_csv(pilot, index=False)
+    n_types = table.drop_duplicates("dataset").groupby("dataset_type").size()
+    base = ["power", "--pilot", str(pilot), "--sims", "2", "--gap", "0", "--workers", "1"]
+    res = CliRunner().invoke(app, [*base, "--out", str(tmp_path / "a")])
+    assert res.exit_code == 0, res.output
+    design = json.loads((tmp_path / "a" / "power.json").read_text())["design"]
+    assert design["variants_per_family"] == 3 and design["models"] == 2
+    assert design["items_per_dataset"] == [6]
+    assert design["datasets_per_type"] == [int(n_types["objective"]), int(n_types["subjective"])]
+    assert set(design["from"].values()) == {"pilot"}
+    assert "design simulated: 6 items per dataset (pilot), 3 variants per family (pilot)" in (
+        " ".join(res.output.split())
+    )
+    assert set(pd.read_csv(tmp_path / "a" / "power.csv")["items_per_dataset"]) == {6}
+    res = CliRunner().invoke(
+        app, [*base, "--variants", "1", "--models", "1", "--out", str(tmp_path / "b")]
+    )
+    assert res.exit_code == 0, res.output
+    design = json.loads((tmp_path / "b" / "power.json").read_text())["design"]
+    assert (design["variants_per_family"], design["models"]) == (1, 1)
+    assert design["from"] == {
+        "items": "pilot",
+        "variants": "option",
+        "models": "option",
+        "datasets": "pilot",
+    }
+
+
+def _separated_pilot():
+    t = synthetic_table(models=1, n_items=10, n_variants=3, seed=5)
+    cell = t["category"] == "paraphrase"
+    t = t.assign(answer=t["answer"].where(~cell, 0), valid=t["valid"] | cell)
+    correct = (t["answer"] == t["gold"]).astype("boolean")
+    return t.assign(correct=correct.where(t["gold"].notna() & t["valid"], pd.NA))
+
+
+def test_the_pilot_notes_state_one_rho_and_it_is_the_one_simulated():
+    for pilot in (synthetic_table(models=1, n_items=10, seed=1), _separated_pilot()):
+        e = effects_from_pilot(pilot)
+        said = [n for n in e.notes if "rho" in n or "correlation" in n]
+        assert len(said) == 1, e.notes
+        assert f"rho {e.correlation:.3f}" in said[0]
+        assert "rho = 0" not in said[0] or e.correlation == 0
+        other = e.with_correlation(0.2, "item-level rho 0.2, set by --correlation")
+        said = [n for n in other.notes if "rho" in n]
+        assert said == ["item-level rho 0.2, set by --correlation"] and other.correlation == 0.2
+    fit = gee(_separated_pilot(), "agree ~ dataset_type * category")
+    assert fit.bias_reduced and "bias-reduced" in " ".join(
+        effects_from_pilot(_separated_pilot()).notes
+    )
+
+
+def _check_solve(res, z=1.96):
+    table = res.table[res.table["term"] == "dataset_type"].set_index("items_per_dataset")
+    at = table.loc[res.items]
+    assert int(at["n_sims"]) == res.sims
+    p = float(at["power"])
+    assert res.power_at == pytest.approx(p)
+    assert res.mc_se_at == pytest.approx(math.sqrt(p * (1 - p) / res.sims))
+    below = table.loc[res.items - 1]
+    assert res.power_below == pytest.approx(float(below["power"]))
+    from statsmodels.stats.proportion import proportion_confint
+
+    def interval(power):  # statsmodels' Wilson interval, on the count of rejections
+        return proportion_confint(round(power * res.sims), res.sims, 0.05, method="wilson")
+
+    margin_ok = interval(p)[0] > res.target and interval(res.power_below)[1] < res.target
+    assert res.clear == margin_ok
+    assert "MC s.e." in res.statement
+    if not res.clear:
+        assert "within Monte Carlo noise" in res.statement
+
+
+@pytest.mark.parametrize("max_sims", [8, 32])
+def test_solve_reports_its_monte_carlo_uncertainty_and_refines_or_says_noise(max_sims):
+    e = assumed_effects(0.5, 0.4, 0.0, ["framing"])
+    d = Design(10, 1, 1, (1, 1))
+    res = solve_items(
+        e,
+        0.8,
+        ["dataset_type"],
+        d,
+        start=4,
+        sims=8,
+        max_sims=max_sims,
+        seed=3,
+        formula="agree ~ dataset_type",
+    )
+    assert res.items is not None
+    _check_solve(res)
+    if not res.clear:
+        assert res.sims == max_sims  # it simulated as far as it was allowed
+
+
+def test_the_wilson_interval_matches_statsmodels_and_never_collapses_at_0_or_1():
+    from statsmodels.stats.proportion import proportion_confint
+
+    from analyses.power_solve import wilson
+
+    for hits, sims in [(0, 4), (4, 4), (31, 40), (79, 100), (81, 100)]:
+        ours = wilson(hits / sims, sims, 1.959963984540054)
+        theirs = proportion_confint(hits, sims, 0.05, method="wilson")
+        assert ours == pytest.approx(theirs, abs=1e-12)
+    assert wilson(1.0, 4, 1.96)[0] < 0.8  # four rejections of four do not clear 0.8

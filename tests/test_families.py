@@ -119,20 +119,22 @@ def test_family_rng_depends_on_seed_item_and_family(demo):
 def test_option_order_shuffles_every_scale_and_reversal_only_is_a_parameter(demo):
     nominal = next(i for i in demo if i.scale == "nominal" and i.n_options == 4)
     vs = variants_of([nominal], families=("option_order",))[1:]
-    assert [v.spec.order for v in vs[:3]] == [(3, 2, 1, 0), (1, 2, 3, 0), (3, 0, 1, 2)]
     assert all(v.spec.order != (0, 1, 2, 3) for v in vs)
-    # Ordinal scales are shuffled by default, as Kamal et al. (2026) shuffle survey items:
-    # the reversal first, then the cyclic shifts, then random orders, all distinct.
+    assert all(v.params["schedule"] == "balanced" for v in vs)
+    legacy = variants_of(
+        [nominal], families=("option_order",), options={"option_order": {"schedule": "legacy"}}
+    )[1:]
+    assert [v.spec.order for v in legacy[:3]] == [(3, 2, 1, 0), (1, 2, 3, 0), (3, 0, 1, 2)]
+    # Ordinal scales are shuffled by default, as Kamal et al. (2026) shuffle survey items,
+    # with the balanced schedule (tests/test_option_order_balance.py), all orders distinct.
     ordinal = next(i for i in demo if i.scale == "ordinal" and i.n_options >= 4)
     shuffled = variants_of([ordinal], families=("option_order",))[1:]
     assert len(shuffled) == 5
-    assert shuffled[0].params == {"kind": "reversal"}
-    assert [v.params["kind"] for v in shuffled[1:3]] == ["cyclic", "cyclic"]
     assert len({v.spec.order for v in shuffled}) == 5
     (rev,) = variants_of(
         [ordinal], families=("option_order",), options={"option_order": {"shuffle_ordinal": False}}
     )[1:]
-    assert rev.params == {"kind": "reversal"}
+    assert rev.params == {"schedule": "reversal", "kind": "reversal"}
     two = rb.Item("t", "toy", "objective", "Yes or no?", ("Yes", "No"), answer=0)
     assert len(variants_of([two], families=("option_order",))) == 2  # only one other order
 

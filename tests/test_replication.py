@@ -54,6 +54,7 @@ def test_the_preset_measures_option_order_on_subjective_items(tmp_path):
     assert {i.dataset for i in items} == {
         "mmlu",
         "arc_challenge",
+        "culturalbench",
         "political_compass",
         "valuebench",
         "wvs",
@@ -70,11 +71,17 @@ def test_the_preset_measures_option_order_on_subjective_items(tmp_path):
         (items_frame["dataset_type"] == "subjective") & (items_frame["category"] == "option_order")
     ]
     assert len(subj) == 6 and (subj["n_valid"] >= 2).all() and subj["c_i"].notna().all()
+    objective = items_frame[items_frame["dataset_type"] == "objective"]
+    assert objective["dataset"].nunique() == 3  # MMLU, ARC-Challenge, CulturalBench
     contrasts = res.contrasts.set_index("category")
     assert "option_order" in contrasts.index
     row = contrasts.loc["option_order"]
     assert row["reason"] == "" and math.isfinite(row["difference"])
     assert len(res.wald_dataset_type2) > 0
+    # the paper's six datasets (Table 3): five directions.  Type III, because with 12
+    # clusters the Type II test of 'dataset' is withheld (its robust covariance is zero).
+    wald = res.wald_dataset_type3.set_index("term")
+    assert wald.at["dataset", "dof"] == 5
 
 
 @pytest.fixture(scope="module")

@@ -281,7 +281,7 @@ def test_a_study_without_items_stops_before_loading_a_model(tmp_path):
     exe = str(Path(sys.executable).with_name("robustness"))
     done = subprocess.run([exe, "run", str(study)], capture_output=True, text=True)
     assert done.returncode == 2 and done.stderr.count("\n") == 1
-    assert "has no items to ask" in done.stderr
+    assert f"{empty}: the item file holds no items" in done.stderr  # named, issue 24
     done = subprocess.run(
         [exe, "perturb", "--families", "framing", "--param", "spelling_noise.rate=0.2"],
         capture_output=True,

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from robustness.core.errors import StudyError
 from robustness.core.items import demo_items, load_items
 from robustness.core.names import FAMILY_ORDER
 from robustness.core.variants import ORIGINAL, Variant
@@ -57,6 +58,11 @@ def run_perturb(
     options: Mapping[str, Mapping[str, Any]],
 ) -> list[Variant]:
     items = load_items(*paths) if paths else demo_items()
+    for path in paths if len(paths) > 1 else ():
+        if not load_items(path):
+            raise StudyError(f"{path}: the item file holds no items.")
+    if not items:
+        raise StudyError(f"{', '.join(map(str, paths))}: the item file holds no items.")
     resolve_families(families)  # fail on a typo before loading anything heavy
     variants = perturb(items, families=families, n=n, seed=seed, options=options)
     console = Console()

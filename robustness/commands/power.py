@@ -1,9 +1,11 @@
 """``robustness power``: the power of a planned study's tests, by simulation.
 
-A thin shell over :func:`analyses.power.power` and :func:`analyses.power.solve_items`:
+A thin shell over :func:`analyses.power.power` and :func:`analyses.power_solve.solve_items`:
 effects from a pilot table (``--pilot``) or from assumptions (``--base``, ``--gap``,
 ``--correlation``), a planned design, and ``DIR/power.csv``, ``DIR/power_curve.png`` and
-``DIR/power.json`` out.  A progress bar is shown when the console is a terminal.
+``DIR/power.json`` out.  With a pilot, the planned design is the pilot's unless an option
+overrides a part of it; the command prints the design it simulated and ``power.json``
+records it with where each part came from.  A progress bar is shown when the console is a terminal.
 """
 
 from __future__ import annotations
@@ -35,8 +37,63 @@ def parse_ints(text: str, name: str) -> list[int]:
     return values
 
 
+#: The planned design without a pilot, and the options that set each part of it.
+DEFAULT_DESIGN = {"items": [20, 40, 80], "variants": 2, "models": 1, "datasets": [2, 2]}
+
+
+def pilot_design(table: pd.DataFrame) -> dict[str, Any]:
+    """The design of a pilot long table, in the options' terms.
+
+    Returns
+    -------
+    dict
+        ``items`` (a one-element list: the median number of items per dataset),
+        ``variants`` (the median number of variants per item and perturbation category),
+        ``models`` (distinct models) and ``datasets`` ([objective, subjective] distinct
+        datasets; a type the pilot lacks counts as 1, as the simulation needs one).
+    """
+    per_item = table[table["category"] != "original"].drop_duplicates(
+        ["dataset", "item_id", "category", "variant_id"]
+    )
+    variants = per_item.groupby(["dataset", "item_id", "category"]).size()
+    items = table.groupby("dataset")["item_id"].nunique()
+    types = table.drop_duplicates("dataset").groupby("dataset_type")["dataset"].size()
+    return {
+        "items": [max(2, round(float(items.median())))],
+        "variants": max(1, round(float(variants.median()))) if len(variants) else 1,
+        "models": max(1, int(table["model"].nunique())),
+        "datasets": [max(1, int(types.get(t, 0))) for t in ("objective", "subjective")],
+    }
+
+
+def _planned(given: dict[str, Any], pilot: dict[str, Any] | None) -> tuple[dict, dict]:
+    """Each part of the design: the option when given, else the pilot's, else the default;
+    with where each came from ("option", "pilot" or "default")."""
+    values, source = {}, {}
+    for key, default in DEFAULT_DESIGN.items():
+        if given.get(key) is not None:
+            values[key], source[key] = given[key], "option"
+        elif pilot is not None:
+            values[key], source[key] = pilot[key], "pilot"
+        else:
+            values[key], source[key] = default, "default"
+    return values, source
+
+
+def design_line(values: dict[str, Any], source: dict[str, Any]) -> str:
+    """One sentence: the design simulated and where each part came from."""
+    items = ",".join(str(n) for n in values["items"])
+    n_obj, n_subj = values["datasets"]
+    return (
+        f"design simulated: {items} items per dataset ({source['items']}), "
+        f"{values['variants']} variants per family ({source['variants']}), "
+        f"{values['models']} model(s) ({source['models']}), {n_obj} objective + {n_subj} "
+        f"subjective datasets ({source['datasets']})"
+    )
+
+
 def _effects(
-    pilot: str | None,
+    table: pd.DataFrame | None,
     gap: float | None,
     base: float | None,
     correlation: float | None,
@@ -45,12 +102,13 @@ def _effects(
     from analyses.power_model import assumed_effects, effects_from_pilot
     from robustness.core.names import FAMILY_ORDER
 
-    if pilot is not None:
-        from robustness.core.table import read_table
-
-        effects = effects_from_pilot(read_table(pilot), gap=gap)
+    if table is not None:
+        effects = effects_from_pilot(table, gap=gap)
         if correlation is not None:
-            note = f"item-level correlation set to {float(correlation):g} by --correlation"
+            note = (
+                f"item-level rho {float(correlation):g}, set by --correlation (the pilot's "
+                f"estimate was {effects.correlation:.3f})"
+            )
             effects = effects.with_correlation(float(correlation), note)
         return effects
     if base is None or gap is None or correlation is None:
@@ -75,15 +133,15 @@ def run_power(
     out: str | Path,
     *,
     pilot: str | None = None,
-    items: Sequence[int] = (20, 40, 80),
+    items: Sequence[int] | None = None,
     sims: int = 200,
     gap: float | None = None,
     base: float | None = None,
     correlation: float | None = None,
     families: str = "all",
-    variants: int = 2,
-    models: int = 1,
-    datasets: Sequence[int] = (2, 2),
+    variants: int | None = None,
+    models: int | None = None,
+    datasets: Sequence[int] | None = None,
     alpha: float = 0.05,
     seed: int = 0,
     workers: int | None = None,
@@ -91,26 +149,40 @@ def run_power(
     target: float = 0.8,
     terms: Sequence[str] = ("dataset_type",),
     ray: str | None = None,
+    max_sims: int | None = None,
     console: Console | None = None,
     cov_type: str = "robust",
     test: str = "chi2",
 ) -> pd.DataFrame:
-    """Estimate power (or solve for items), write the CSV, figure and JSON; return the table."""
-    from analyses.power import power, solve_items
+    """Estimate power (or solve for items), write the CSV, figure and JSON; return the table.
+
+    ``items``, ``variants``, ``models`` and ``datasets`` left at None take the pilot's
+    design (:func:`pilot_design`) when there is a pilot, else :data:`DEFAULT_DESIGN`.
+    """
+    from analyses.power import power
     from analyses.power_model import Design
+    from analyses.power_solve import solve_items
     from robustness.report.figures import save
     from robustness.report.figures_ranking import power_curve
 
     console = console or Console()
     if solve not in (None, "items"):
         raise StudyError(f"--solve can only be 'items', not {solve!r}.")
-    effects = _effects(pilot, gap, base, correlation, families)
+    table_in = None
+    if pilot is not None:
+        from robustness.core.table import read_table
+
+        table_in = read_table(pilot)
+    effects = _effects(table_in, gap, base, correlation, families)
     if list(terms) == ["all"]:
         from analyses.power import power_terms
 
         terms = power_terms(effects)
-    n_obj, n_subj = (int(d) for d in datasets)
-    design = Design(int(items[0]), int(variants), int(models), (n_obj, n_subj))
+    given = {"items": items, "variants": variants, "models": models, "datasets": datasets}
+    planned, source = _planned(given, None if table_in is None else pilot_design(table_in))
+    items = [int(n) for n in planned["items"]]
+    n_obj, n_subj = (int(d) for d in planned["datasets"])
+    design = Design(items[0], int(planned["variants"]), int(planned["models"]), (n_obj, n_subj))
     workers = workers or os.cpu_count() or 1
     kwargs: dict[str, Any] = dict(
         sims=sims,
@@ -128,10 +200,13 @@ def run_power(
         "correlation": effects.correlation,
         "source": effects.source,
         "design": {
+            "items_per_dataset": items,
             "variants_per_family": design.variants_per_family,
             "models": design.models,
             "datasets_per_type": list(design.datasets_per_type),
+            "from": source,
         },
+        "design_line": design_line(planned, source),
         "sims": sims,
         "alpha": alpha,
         "cov_type": cov_type,
@@ -142,10 +217,28 @@ def run_power(
     with _progress(console) as tick:
         if solve == "items":
             res = solve_items(
-                effects, target, list(terms), design, start=min(items), progress=tick, **kwargs
+                effects,
+                target,
+                list(terms),
+                design,
+                start=min(items),
+                max_sims=max_sims,
+                progress=tick,
+                **kwargs,
             )
             table = res.table
-            info["solve"] = {"items": res.items, "target": target, "terms": res.terms}
+            info["solve"] = {
+                "items": res.items,
+                "target": target,
+                "terms": res.terms,
+                "power": res.power_at,
+                "mc_se": res.mc_se_at,
+                "power_below": res.power_below,
+                "mc_se_below": res.mc_se_below,
+                "sims": res.sims,
+                "clear": res.clear,
+                "statement": res.statement,
+            }
         else:
             total = sims * len(items)
             tick(0, total)
@@ -210,6 +303,8 @@ def _print(console: Console, table: pd.DataFrame, info: dict[str, Any], folder: 
             cells.append(f"{c.min():.2f} - {c.max():.2f}")
         t.add_row(str(n), *cells)
     console.print(t)
+    if "design_line" in info:
+        console.print(for_console(info["design_line"]))
     for note in info["notes"]:
         console.print(f"note: {for_console(note)}")
     if "solve" in info:
@@ -217,6 +312,6 @@ def _print(console: Console, table: pd.DataFrame, info: dict[str, Any], folder: 
         what = ", ".join(s["terms"])
         console.print(
             f"smallest items per dataset with power >= {s['target']:g} for {for_console(what)}: "
-            + (str(s["items"]) if s["items"] is not None else "not reached")
+            + for_console(s.get("statement") or ("not reached" if s["items"] is None else ""))
         )
     console.print(f"written: {escape(str(folder / 'power.csv'))} and power_curve.png")

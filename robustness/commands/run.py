@@ -1,5 +1,9 @@
 """``robustness run``: a study file in, the long table out, with a progress bar per model.
 
+On a terminal the progress is a bar per model; when the output is a file or a pipe it is a
+plain line every 30 s or every 5 % (:class:`robustness.progress.LineProgress`).  Ctrl-C
+ends with one line: how many answers are safely in the cache and the command that resumes.
+
 After the table is written, :func:`run_problems` decides whether the run failed: a model that
 answered none of its prompts (every row an ``error: ...`` row), or a share of error rows above
 ``--max-error-rate``. The summary names each failed model and why, once; the command exits 1.
@@ -7,7 +11,11 @@ answered none of its prompts (every row an ``error: ...`` row), or a share of er
 
 from __future__ import annotations
 
+import shlex
+import sys
 import time
+from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +24,9 @@ from rich.console import Console
 from rich.markup import escape
 
 from robustness.core.text_safety import for_terminal
-from robustness.progress import progress_bars
+from robustness.progress import LineProgress, interactive, progress_bars
 from robustness.run import run_study
-from robustness.study import load_study
+from robustness.study import StudyConfig, load_study
 
 
 def _error_rows(table: pd.DataFrame) -> pd.Series:
@@ -104,6 +112,35 @@ def summarise(
         console.print(f"[bold red]failed:[/] {escape(problem)}")
 
 
+def resume_command(
+    study: str, limit: int | None, noise_floor: int, csv: bool, ray: str | None, workers: int
+) -> str:
+    """The shell command that resumes an interrupted run (resuming is the default)."""
+    args = ["robustness", "run", study]
+    if limit is not None:
+        args += ["--limit", str(limit)]
+    if noise_floor:
+        args += ["--noise-floor", str(noise_floor)]
+    if csv:
+        args.append("--csv")
+    if ray is not None:
+        args += ["--ray", ray, "--workers", str(workers)]
+    return shlex.join(args)
+
+
+def cached_answers(config: StudyConfig) -> int:
+    """How many answers the study's cache holds (0 when it cannot be read)."""
+    from robustness.core.cache import Cache
+
+    if not config.cache_path.exists():
+        return 0
+    try:
+        with Cache(config.cache_path, timeout=5.0) as cache:
+            return len(cache)
+    except Exception:  # an interrupted write must not turn the last line into a traceback
+        return 0
+
+
 def run_command(
     study: str,
     resume: bool,
@@ -114,24 +151,43 @@ def run_command(
     workers: int = 2,
     *,
     max_error_rate: float = 0.05,
+    console: Console | None = None,
+    progress_interval: float = 30.0,
+    clock: Callable[[], float] = time.monotonic,
 ) -> list[str]:
     """Run the study, write its table, print the summary; return why the run failed (if it
-    did, see :func:`run_problems`)."""
+    did, see :func:`run_problems`).  ``progress_interval`` and ``clock`` set the plain
+    progress lines printed when ``console`` is not a terminal."""
     config = load_study(study)
-    console = Console()
-    bars, update = progress_bars(console, unit="prompts")
+    console = console or Console()
+    update: Any
+    if interactive(console):
+        bars, update = progress_bars(console, unit="prompts")
+        context: Any = bars
+    else:
+        update = LineProgress(console, interval=progress_interval, clock=clock)
+        context = nullcontext()
     start = time.perf_counter()
-    with bars:
-        table, meta = run_study(
-            config,
-            limit=limit,
-            resume=resume,
-            noise_floor=noise_floor,
-            progress=update,
-            csv=csv,
-            ray=ray,
-            workers=workers,
+    try:
+        with context:
+            table, meta = run_study(
+                config,
+                limit=limit,
+                resume=resume,
+                noise_floor=noise_floor,
+                progress=update,
+                csv=csv,
+                ray=ray,
+                workers=workers,
+            )
+    except KeyboardInterrupt:
+        again = resume_command(study, limit, noise_floor, csv, ray, workers)
+        print(
+            f"interrupted: {cached_answers(config):,} answers are safely cached in "
+            f"{for_terminal(config.cache_path, None)}; resume with: {for_terminal(again, None)}",
+            file=sys.stderr,
         )
+        raise SystemExit(130) from None
     problems = run_problems(table, max_error_rate)
     summarise(console, table, meta, config.table_path, time.perf_counter() - start, problems)
     return problems

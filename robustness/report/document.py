@@ -92,6 +92,11 @@ def method_text(result: AnalysisResult, meta: Mapping[str, Any]) -> list[str]:
         )
         for m in study.get("models", []):
             out.append(_models_line(m, (meta.get("models") or {}).get(m["name"], {})))
+        out += (
+            [f"Option order: {meta['option_order']['description']}."]
+            if meta.get("option_order")
+            else []
+        )
     else:
         models = sorted(items["model"].astype(str).unique())
         out.append(

@@ -37,6 +37,7 @@ from robustness.core.errors import ModelError
 
 __all__ = [
     "DTYPES",
+    "check_hub_reachable",
     "configure_threads",
     "eos_token_ids",
     "folder_revision",
@@ -148,6 +149,39 @@ def is_offline(offline: bool | None = None) -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in _TRUTHY
 
 
+#: Seconds the Hub may take to answer whether a model id exists before the load gives up.
+HUB_PROBE_TIMEOUT = 5.0
+
+
+def check_hub_reachable(model_id: str, timeout: float = HUB_PROBE_TIMEOUT) -> None:
+    """Before downloading ``model_id``, ask the Hub once (``timeout`` seconds) whether it can
+    be reached; raise one sentence at once when it cannot, instead of transformers' retries.
+
+    A model whose config is already in the local cache, or a Hub that answers at all (even
+    "not found" or "gated": transformers then says so itself), passes.
+    """
+    from huggingface_hub import HfApi, constants, try_to_load_from_cache
+    from huggingface_hub.errors import HfHubHTTPError
+
+    if model_id.count("/") > 1 or model_id.startswith((".", "/", "~")):
+        return  # not a Hub id (a path that does not exist is the loader's error)
+    try:
+        if isinstance(try_to_load_from_cache(model_id, "config.json"), str):
+            return
+    except Exception:  # an id the cache cannot even name: let transformers explain it
+        return
+    try:
+        HfApi().model_info(model_id, timeout=timeout)
+    except HfHubHTTPError:
+        return  # the Hub answered
+    except Exception as err:
+        raise ModelError(
+            f"model {model_id!r} is not in the local Hugging Face cache and the Hub at "
+            f"{constants.ENDPOINT} cannot be reached ({type(err).__name__}); connect to the "
+            "network, or give a local model folder (set HF_HUB_OFFLINE=1 to never try)."
+        ) from None
+
+
 def load_pretrained(
     path: str | Path, torch_dtype: torch.dtype, *, offline: bool | None = None
 ) -> tuple[Any, Any, Path | None]:
@@ -173,6 +207,8 @@ def load_pretrained(
     folder = Path(path).expanduser()
     is_dir = folder.is_dir()
     source = str(folder) if is_dir else str(path)
+    if not is_dir and not local_only:
+        check_hub_reachable(source)
     try:
         tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=local_only)
         model = AutoModelForCausalLM.from_pretrained(
@@ -186,7 +222,7 @@ def load_pretrained(
                 f"model {str(path)!r} was not found: no such folder, and not in the local "
                 "Hugging Face cache (offline, so nothing is downloaded; set offline = false "
                 "or unset HF_HUB_OFFLINE to download it)."
-            ) from err
+            ) from None
         raise ModelError(
             f"model {str(path)!r} could not be loaded from a folder, the local cache or the "
             f"Hub: {err}"
