@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # the public names, each once: read by lazy_exports, seen by 
     from analyses.gee import DEFAULT_FORMULA, GEEResult, gee
     from analyses.marginal import marginal_means, type_contrasts
     from analyses.models import DATASET_FORMULA, TYPE_FORMULA, ModelFit, fit_models
+    from analyses.multi_prompt import multi_prompt
     from analyses.paired import mcnemar
     from analyses.pipeline import AnalysisResult, analyze, analyze_path
     from analyses.posix import PosixResult, posix, posix_from_runner, posix_table
