@@ -205,9 +205,9 @@ def _prompt_level_rows(df: pd.DataFrame, include_original: bool) -> list[dict[st
     bad = ~np.isfinite(acc_all) | (acc_all < 0) | (acc_all > 1)
     if bad.any():
         pos = int(np.flatnonzero(bad)[0])
-        raise TableError(
-            f"column 'accuracy', row {pos}: {df['accuracy'].iloc[pos]!r} is not a number in [0, 1]."
-        )
+        value = df["accuracy"].iloc[pos]
+        shown = repr(value) if isinstance(value, str) else str(value)
+        raise TableError(f"column 'accuracy', row {pos}: {shown} is not a number in [0, 1].")
     t = df.assign(
         _acc=acc_all,
         _dataset=df["dataset"].astype(str) if "dataset" in df.columns else "all",

@@ -142,7 +142,7 @@ def test_mixed_models_in_one_folder_are_named(tmp_path):
     write_logs(tmp_path / "logs", {"tmpl_a": "multiple_choice"}, n_docs=2)
     write_logs(tmp_path / "logs", {"tmpl_b": "multiple_choice"}, n_docs=2, model="other/m",
                date="2026-12-02T01-00-00.000001")  # fmt: skip
-    _refused(tmp_path, r"results_.*\.json, field 'model_name': 'org/model' differs from")
+    _refused(tmp_path, r"results_.*\.json, field 'model_name': 'other/m' differs from 'org/model'")
 
 
 def test_two_models_in_their_own_folders_are_one_table(tmp_path):

@@ -99,7 +99,7 @@ def _sample_row(
     else:
         parsed = parse_answer(completion, labels, options)
         label = parsed.label if parsed.valid else None
-        answer = parsed.index if parsed.valid else None
+        answer = parsed.position if parsed.valid else None
         reason = None if parsed.valid else parsed.reason
     if correct is None and answer is not None:
         correct = answer == gold

@@ -254,7 +254,7 @@ def _generation_row(record: dict[str, Any], where: str) -> dict[str, Any]:
         raise StudyError(f"{where}, field 'filtered_resps': {raw!r} is not generated text.")
     parsed = parse_answer(raw, labels, options)
     gold = _gold_index(record["target"], labels, options, where)
-    answer = parsed.index if parsed.valid else None
+    answer = parsed.position if parsed.valid else None
     return {
         "mode": "generate",
         "raw_output": raw,

@@ -24,6 +24,7 @@ ROW_COLUMNS = (
     "variant_id",
     "params",
     "prompt_sha",
+    "shots",
     "mode",
     "raw_output",
     "label",
@@ -33,6 +34,9 @@ ROW_COLUMNS = (
     "gold",
     "correct",
     "option_probs",
+    "confidence",
+    "latency_ms",
+    "seed",
     "scale",
     "n_options",
     "prompt",
@@ -58,7 +62,9 @@ def rows_frame(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> pd.
     if not rows:
         raise StudyError("the logs hold no samples; there is nothing to import.")
     frame = pd.DataFrame.from_records(list(rows), columns=list(columns))
-    for column in ("answer", "gold", "n_options"):
+    for column in ("confidence", "latency_ms"):
+        frame[column] = pd.to_numeric(frame[column]).astype("float64")
+    for column in ("answer", "gold", "n_options", "shots", "seed"):
         frame[column] = pd.array(frame[column], dtype="Int64")
     frame["correct"] = pd.array(frame["correct"], dtype="boolean")
     return validate(frame)
