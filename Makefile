@@ -4,6 +4,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# lm-evaluation-harness in its own environment (see lmeval-env below); `make test` builds it.
+LMEVAL_VENV := .venv-lmeval
+LMEVAL_VERSION := 0.4.13
+LMEVAL_STAMP := $(LMEVAL_VENV)/.installed-$(LMEVAL_VERSION)
 # torch's default threading is 5-25x slower on small CPUs; see README "Threads".
 export OMP_WAIT_POLICY ?= PASSIVE
 export OMP_NUM_THREADS ?= 1
@@ -45,7 +49,7 @@ sysdeps:
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
-test: $(STAMP) sysdeps
+test: $(STAMP) sysdeps $(LMEVAL_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m mypy
@@ -67,9 +71,6 @@ demo: $(STAMP)
 # lm-evaluation-harness in its own environment, for side-by-side comparisons (bench/lmeval.py) and
 # the lm-eval importer's checks: torch pinned first (the CPU wheel on disk), then one exact lm-eval
 # with its hf extra, on the transformers version .venv has when there is one (same numerics).
-LMEVAL_VENV := .venv-lmeval
-LMEVAL_VERSION := 0.4.13
-LMEVAL_STAMP := $(LMEVAL_VENV)/.installed-$(LMEVAL_VERSION)
 
 lmeval-env: $(LMEVAL_STAMP)
 

@@ -52,9 +52,21 @@ def analyze_table(
         min_items=min_items,
         n_boot=n_boot,
     )
+    _write_multi_prompt(table, Path(out), n_boot)
     paths: dict[str, Path] = {}
     if report:
         paths = write_report(result, out, meta, compare=compare)
         html, md = (for_console(paths[k], None) for k in ("html", "md"))
         console.print(f"report: {html} and {md}")
     return result, paths
+
+
+def _write_multi_prompt(table: Any, out: Path, n_boot: int) -> Path | None:
+    """``tables/multi_prompt.csv`` (:func:`analyses.multi_prompt`) when items have a gold."""
+    import analyses as an
+    from robustness.core.table import write_csv
+
+    has_gold = "gold" in table.columns and table["gold"].notna().any()
+    if not has_gold and "correct" not in table.columns:
+        return None
+    return write_csv(an.multi_prompt(table, n_boot=n_boot), out / "tables" / "multi_prompt.csv")
