@@ -53,6 +53,25 @@ def _read(path: Path) -> Any:
         raise StudyError(f"{path}: not an inspect_ai eval log ({reason}).") from None
 
 
+def _file_version(path: Path) -> object:
+    """The ``version`` a log file declares, read before inspect_ai migrates it on loading."""
+    import zipfile
+
+    try:
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as archive:
+                names = set(archive.namelist())
+                member = "header.json" if "header.json" in names else "_journal/start.json"
+                if member not in names:
+                    return None
+                data = json.loads(archive.read(member))
+        else:
+            data = json.loads(path.read_bytes())
+    except (OSError, ValueError, NotImplementedError, zipfile.BadZipFile):
+        return None  # unreadable here (a zstd .eval): inspect_ai's version check stands
+    return data.get("version") if isinstance(data, dict) else None
+
+
 def _correct(scores: dict[str, Any] | None, where: str) -> tuple[bool | None, str | None]:
     """(correct, the scorer's answer) from the sample's first score."""
     if not scores:
@@ -137,11 +156,13 @@ def _log_rows(
     path: Path, task_map: dict[str, TaskPlace] | None, epochs_allowed: bool
 ) -> tuple[str, str, list[dict[str, Any]]]:
     log = _read(path)
-    if log.version != SUPPORTED_LOG_VERSION:
-        raise StudyError(
-            f"{path}, field 'version': eval-log format {log.version!r} is not the "
-            f"format {SUPPORTED_LOG_VERSION} this importer reads."
-        )
+    declared = _file_version(path)
+    for version in (declared, log.version):
+        if version is not None and version != SUPPORTED_LOG_VERSION:
+            raise StudyError(
+                f"{path}, field 'version': eval-log format {version!r} is not the "
+                f"format {SUPPORTED_LOG_VERSION} this importer reads."
+            )
     if log.status != "success":
         raise StudyError(f"{path}, field 'status': the eval ended {log.status!r}, not 'success'.")
     task = str(log.eval.task).split("/")[-1]
