@@ -127,9 +127,14 @@ def _scopes(categories: np.ndarray, include_original: bool) -> list[tuple[str, n
 
 
 def _item_rows(
-    t: pd.DataFrame, y: np.ndarray, prompt_col: str, include_original: bool, n_boot: int,
-    level: float, rng: np.random.Generator,
-) -> list[dict[str, object]]:  # fmt: skip
+    t: pd.DataFrame,
+    y: np.ndarray,
+    prompt_col: str,
+    include_original: bool,
+    n_boot: int,
+    level: float,
+    rng: np.random.Generator,
+) -> list[dict[str, object]]:
     """The summaries of every (model, dataset, scope) of an item-level table."""
     frame = pd.DataFrame(
         {
@@ -340,6 +345,7 @@ def multi_prompt(
             raise TableError(f"multi_prompt: the table has no column {prompt_col!r}.")
         y, _ = correct_outcome(t, invalid)
         rng = np.random.default_rng(seed)
-        rows = _item_rows(t.reset_index(drop=True), y, prompt_col, include_original, n_boot,
-                          level, rng)  # fmt: skip
+        rows = _item_rows(
+            t.reset_index(drop=True), y, prompt_col, include_original, n_boot, level, rng
+        )
     return pd.DataFrame(rows, columns=MULTI_PROMPT_COLUMNS)

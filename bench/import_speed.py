@@ -52,8 +52,10 @@ def main() -> int:
             table = import_lm_eval(folder)
             best = min(best, time.process_time() - start)
         rate = n / best * 60
-        print(f"import: best {best:.2f} CPU s -> {rate:,.0f} samples/minute "
-              f"({rate / TARGET_PER_MINUTE:.2f}x the 200,000 target)")  # fmt: skip
+        print(
+            f"import: best {best:.2f} CPU s -> {rate:,.0f} samples/minute "
+            f"({rate / TARGET_PER_MINUTE:.2f}x the 200,000 target)"
+        )
         start = time.process_time()
         write_imported(table, Path(tmp) / "t.parquet", {"source": "bench"})
         print(f"parquet write: {time.process_time() - start:.2f} CPU s for {len(table)} rows")

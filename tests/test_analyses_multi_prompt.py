@@ -95,10 +95,16 @@ def _naive_bootstrap(t: pd.DataFrame, weights: np.ndarray, scope_cats: set[str])
     sub = t[t["category"].isin(scope_cats)].assign(y=lambda f: (f["answer"] == f["gold"]) * 1.0)
     out: dict[str, list[float]] = {"mean": [], "max": [], "cps": [], "worst_case": [], "q25": []}
     for w in weights:
-        rep = pd.concat([sub[sub["item_id"] == item] for item, k in zip(items, w) for _ in range(k)])
+        rep = pd.concat(
+            [
+                sub[sub["item_id"] == item]
+                for item, k in zip(items, w, strict=True)
+                for _ in range(k)
+            ]
+        )
         acc = rep.groupby("variant_id")["y"].mean()
         worst = rep.groupby("item_id")["y"].min()
-        n_copies = dict(zip(items, w))
+        n_copies = dict(zip(items, w, strict=True))
         worst_mean = sum(worst[i] * n_copies[i] for i in worst.index) / sum(
             n_copies[i] for i in worst.index
         )

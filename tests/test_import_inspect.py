@@ -15,10 +15,10 @@ import pytest
 
 pytest.importorskip("inspect_ai", reason="inspect_ai is the optional extra 'inspect'")
 
-from robustness.core.answer_parser import parse_answer  # noqa: E402
-from robustness.core.errors import StudyError  # noqa: E402
-from robustness.importers.inspect_log import import_inspect  # noqa: E402
-from robustness.importers.task_map import read_task_map  # noqa: E402
+from robustness.core.answer_parser import parse_answer
+from robustness.core.errors import StudyError
+from robustness.importers.inspect_log import import_inspect
+from robustness.importers.task_map import read_task_map
 
 QUESTIONS = [
     ("q1", "What is 2 + 2?", ["3", "4", "5"], "B"),
@@ -40,12 +40,23 @@ def logs(tmp_path_factory) -> dict[str, Path]:
 
     root = tmp_path_factory.mktemp("inspect")
     samples = [Sample(input=q, choices=c, target=t, id=i) for i, q, c, t in QUESTIONS]
-    task = Task(dataset=MemoryDataset(samples), solver=multiple_choice(), scorer=choice(),
-                name="rb_original_0")  # fmt: skip
+    task = Task(
+        dataset=MemoryDataset(samples),
+        solver=multiple_choice(),
+        scorer=choice(),
+        name="rb_original_0",
+    )
     folder = str(ensure_converted().path)
-    [log] = inspect_eval(task, model="hf/smollm2", model_args={"model_path": folder,
-                         "device": "cpu"}, log_dir=str(root / "logs"), log_format="eval",
-                         max_tokens=12, display="none", epochs=2)  # fmt: skip
+    [log] = inspect_eval(
+        task,
+        model="hf/smollm2",
+        model_args={"model_path": folder, "device": "cpu"},
+        log_dir=str(root / "logs"),
+        log_format="eval",
+        max_tokens=12,
+        display="none",
+        epochs=2,
+    )
     assert log.status == "success"
     eval_path = Path(log.location)
     json_path = root / "copy.json"
@@ -99,9 +110,20 @@ def test_cli_writes_a_table_validate_accepts(logs):
         '[tasks.rb_original_0]\ndataset = "toy"\ncategory = "original"\nvariant = 0\n'
     )
     run = [sys.executable, "-m", "robustness.cli"]
-    done = subprocess.run([*run, "import", "inspect", str(logs["eval"]), "--out", str(out),
-                           "--map", str(logs["root"] / "map.toml")],
-                          capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        [
+            *run,
+            "import",
+            "inspect",
+            str(logs["eval"]),
+            "--out",
+            str(out),
+            "--map",
+            str(logs["root"] / "map.toml"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     assert subprocess.run([*run, "validate", str(out)], capture_output=True).returncode == 0
 

@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from helpers.lm_eval_logs import DATE, write_logs
+
 from robustness.core.errors import StudyError
 from robustness.core.table import read_table
 from robustness.importers.lm_eval import import_lm_eval
@@ -68,8 +68,15 @@ def test_map_places_tasks_and_the_cli_writes_a_valid_table(tmp_path):
     write_logs(tmp_path / "logs", TASKS, n_docs=4)
     (tmp_path / "map.toml").write_text(MAP)
     out = tmp_path / "table.parquet"
-    done = _cli("import", "lm-eval", str(tmp_path / "logs"), "--out", str(out), "--map",
-                str(tmp_path / "map.toml"))  # fmt: skip
+    done = _cli(
+        "import",
+        "lm-eval",
+        str(tmp_path / "logs"),
+        "--out",
+        str(out),
+        "--map",
+        str(tmp_path / "map.toml"),
+    )
     assert done.returncode == 0, done.stderr
     t = read_table(out)
     assert set(t["dataset"]) == {"mmlu"}
@@ -107,8 +114,11 @@ def test_other_version_is_named(tmp_path):
 
 def test_unmapped_task_is_named(tmp_path):
     write_logs(tmp_path / "logs", TASKS, n_docs=2)
-    _refused(tmp_path, r"samples_gen_.*\.jsonl: task 'gen' has no \[tasks\.gen\]",
-             MAP.split("[tasks.gen]")[0])  # fmt: skip
+    _refused(
+        tmp_path,
+        r"samples_gen_.*\.jsonl: task 'gen' has no \[tasks\.gen\]",
+        MAP.split("[tasks.gen]")[0],
+    )
 
 
 def _edit_line(path: Path, number: int, edit) -> None:
@@ -140,8 +150,13 @@ def test_truncated_line_is_named(tmp_path):
 
 def test_mixed_models_in_one_folder_are_named(tmp_path):
     write_logs(tmp_path / "logs", {"tmpl_a": "multiple_choice"}, n_docs=2)
-    write_logs(tmp_path / "logs", {"tmpl_b": "multiple_choice"}, n_docs=2, model="other/m",
-               date="2026-12-02T01-00-00.000001")  # fmt: skip
+    write_logs(
+        tmp_path / "logs",
+        {"tmpl_b": "multiple_choice"},
+        n_docs=2,
+        model="other/m",
+        date="2026-12-02T01-00-00.000001",
+    )
     _refused(tmp_path, r"results_.*\.json, field 'model_name': 'other/m' differs from 'org/model'")
 
 

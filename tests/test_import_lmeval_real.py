@@ -94,27 +94,60 @@ def study(shared_items, tmp_path_factory):
         )
     (root / "map.toml").write_text("\n".join(task_map))
     folder = ensure_converted().path
-    env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1",
-           "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}  # fmt: skip
-    command = [str(python), "-m", "lm_eval", "--model", "hf",
-               "--model_args", f"pretrained={folder},dtype=float32", "--tasks", ",".join(tasks),
-               "--include_path", str(task_dir), "--output_path", str(root / "out"),
-               "--log_samples", "--device", "cpu", "--batch_size", "8"]  # fmt: skip
+    env = {
+        **os.environ,
+        "HF_DATASETS_OFFLINE": "1",
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "OMP_NUM_THREADS": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+    }
+    command = [
+        str(python),
+        "-m",
+        "lm_eval",
+        "--model",
+        "hf",
+        "--model_args",
+        f"pretrained={folder},dtype=float32",
+        "--tasks",
+        ",".join(tasks),
+        "--include_path",
+        str(task_dir),
+        "--output_path",
+        str(root / "out"),
+        "--log_samples",
+        "--device",
+        "cpu",
+        "--batch_size",
+        "8",
+    ]
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=1500)
     assert done.returncode == 0, done.stderr[-3000:]
     return {"root": root, "variants": variants, "items": items, "folder": folder}
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "robustness.cli", *args],
-                          capture_output=True, text=True, timeout=1200)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "robustness.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
 
 
 @pytest.fixture(scope="module")
 def imported(study):
     out = study["root"] / "imported.parquet"
-    done = _cli("import", "lm-eval", str(study["root"] / "out"), "--out", str(out),
-                "--map", str(study["root"] / "map.toml"))  # fmt: skip
+    done = _cli(
+        "import",
+        "lm-eval",
+        str(study["root"] / "out"),
+        "--out",
+        str(out),
+        "--map",
+        str(study["root"] / "map.toml"),
+    )
     assert done.returncode == 0, done.stderr
     from robustness.core.table import read_table
 
@@ -139,11 +172,21 @@ def ours(study):
         mine = scores[at : at + k]
         at += k
         answer = int(np.argmax(mine))
-        rows.append({"model": "ours", "dataset": "mmlu", "dataset_type": "objective",
-                     "item_id": v.item.item_id, "category": v.category,
-                     "variant_id": v.variant_id, "answer": answer, "valid": True,
-                     "gold": v.item.answer, "correct": answer == v.item.answer,
-                     "logliks": mine})  # fmt: skip
+        rows.append(
+            {
+                "model": "ours",
+                "dataset": "mmlu",
+                "dataset_type": "objective",
+                "item_id": v.item.item_id,
+                "category": v.category,
+                "variant_id": v.variant_id,
+                "answer": answer,
+                "valid": True,
+                "gold": v.item.answer,
+                "correct": answer == v.item.answer,
+                "logliks": mine,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -166,11 +209,15 @@ def test_picks_agree_and_disagreements_are_shown(study, imported, ours):
     mine = ours.set_index(["item_id", "variant_id"]).loc[theirs.index]
     same = theirs["answer"].to_numpy() == mine["answer"].to_numpy()
     for key in theirs.index[~same]:
-        print(f"disagreement {key}: lm-eval {theirs.loc[key, 'logliks']} "
-              f"(pick {theirs.loc[key, 'answer']}); ours {mine.loc[key, 'logliks']} "
-              f"(pick {mine.loc[key, 'answer']})")  # fmt: skip
-    gap = max(np.abs(np.array(json.loads(a)) - np.array(b)).max()
-              for a, b in zip(theirs["logliks"], mine["logliks"], strict=True))  # fmt: skip
+        print(
+            f"disagreement {key}: lm-eval {theirs.loc[key, 'logliks']} "
+            f"(pick {theirs.loc[key, 'answer']}); ours {mine.loc[key, 'logliks']} "
+            f"(pick {mine.loc[key, 'answer']})"
+        )
+    gap = max(
+        np.abs(np.array(json.loads(a)) - np.array(b)).max()
+        for a, b in zip(theirs["logliks"], mine["logliks"], strict=True)
+    )
     print(f"{same.sum()} of {same.size} picks agree; max |loglik difference| = {gap:.2e}")
     assert same.mean() >= 0.99
 
@@ -182,8 +229,18 @@ def test_agreement_and_gee_identical_where_answers_agree(study, imported, ours):
     key = ["item_id", "variant_id"]
     both = theirs.merge(ours[[*key, "answer"]], on=key, suffixes=("", "_ours"))
     bad_items = set(both.loc[both["answer"] != both["answer_ours"], "item_id"])
-    cols = ["model", "dataset", "dataset_type", "item_id", "category", "variant_id", "answer",
-            "valid", "gold", "correct"]  # fmt: skip
+    cols = [
+        "model",
+        "dataset",
+        "dataset_type",
+        "item_id",
+        "category",
+        "variant_id",
+        "answer",
+        "valid",
+        "gold",
+        "correct",
+    ]
     a = theirs[~theirs["item_id"].isin(bad_items)][cols].assign(model="m")
     b = ours[~ours["item_id"].isin(bad_items)][cols].assign(model="m")
     a = a.sort_values(key).reset_index(drop=True)

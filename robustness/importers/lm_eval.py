@@ -31,8 +31,8 @@ import pandas as pd
 
 from robustness.core.answer_parser import parse_answer
 from robustness.core.errors import StudyError
-from robustness.importers.task_map import TaskPlace, place_of
 from robustness.importers.rows import ROW_COLUMNS, rows_frame
+from robustness.importers.task_map import TaskPlace, place_of
 
 __all__ = ["SUPPORTED_VERSIONS", "import_lm_eval"]
 
@@ -85,7 +85,8 @@ def _read_run(path: Path) -> _Run:
             f"{path}, field 'lm_eval_version': {version!r} is not an lm-eval 0.4.x log "
             "(this importer reads the 0.4 sample format)."
         )
-    config = data.get("config") if isinstance(data.get("config"), dict) else {}
+    raw_config = data.get("config")
+    config: dict[str, Any] = raw_config if isinstance(raw_config, dict) else {}
     args = _model_args(config.get("model_args"))
     model = data.get("model_name") or args.get("pretrained") or config.get("model")
     if not isinstance(model, str) or not model:
@@ -290,8 +291,10 @@ def _task_rows(
                 raise StudyError(f"{where}, field 'doc_id': doc {doc_id} appears twice.")
             continue  # another filter of the same doc: the first one is kept
         seen[doc_id] = filter_name
-        body = _choice_row(record, where) if kind == "multiple_choice" else _generation_row(
-            record, where
+        body = (
+            _choice_row(record, where)
+            if kind == "multiple_choice"
+            else _generation_row(record, where)
         )
         prompt = _prompt_of(record)
         rows.append(

@@ -93,4 +93,6 @@ def write_imported(table: pd.DataFrame, out: str | Path, metadata: Mapping[str, 
         return write_parquet(table, path, metadata)
     if suffix == ".csv":
         return write_csv(table, path)
-    raise StudyError(f"{path}: the output must end in .parquet or .csv, not {suffix or 'nothing'!r}.")
+    raise StudyError(
+        f"{path}: the output must end in .parquet or .csv, not {suffix or 'nothing'!r}."
+    )

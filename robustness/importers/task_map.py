@@ -85,7 +85,7 @@ def read_task_map(path: str | Path) -> dict[str, TaskPlace]:
             )
         if not isinstance(variant, int) or isinstance(variant, bool) or variant < 0:
             raise StudyError(f"{where}, field 'variant': {variant!r} is not an integer >= 0.")
-        out[str(name)] = TaskPlace(dataset, dataset_type, category, variant)
+        out[str(name)] = TaskPlace(str(dataset), str(dataset_type), str(category), variant)
     return out
 
 
