@@ -259,7 +259,7 @@ def test_validate_and_analyze_end_to_end(study, imported):
     out = study["root"] / "analysis"
     done = _cli("analyze", str(path), "-o", str(out), "--min-items", "5")
     assert done.returncode == 0, done.stderr[-2000:]
-    assert (out / "report.md").is_file()
+    assert "## Multi-prompt accuracy" in (out / "report.md").read_text()
     mp = pd.read_csv(out / "tables" / "multi_prompt.csv")
     assert set(mp["scope"]) == {"option_order", "formatting", "all prompts"}
     print(mp[["scope", "n_prompts", "mean", "max", "min", "cps", "worst_case"]].to_string())

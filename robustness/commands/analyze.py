@@ -52,7 +52,9 @@ def analyze_table(
         min_items=min_items,
         n_boot=n_boot,
     )
-    _write_multi_prompt(table, Path(out), n_boot)
+    multi = _write_multi_prompt(table, Path(out), n_boot)
+    if multi is not None:  # the report's multi-prompt section reads it from the tables
+        result.tables["multi_prompt"] = multi
     paths: dict[str, Path] = {}
     if report:
         paths = write_report(result, out, meta, compare=compare)
@@ -61,12 +63,15 @@ def analyze_table(
     return result, paths
 
 
-def _write_multi_prompt(table: Any, out: Path, n_boot: int) -> Path | None:
-    """``tables/multi_prompt.csv`` (:func:`analyses.multi_prompt`) when items have a gold."""
+def _write_multi_prompt(table: Any, out: Path, n_boot: int) -> Any:
+    """``tables/multi_prompt.csv`` (:func:`analyses.multi_prompt`) when items have a gold;
+    the table written, or None."""
     import analyses as an
     from robustness.core.table import write_csv
 
     has_gold = "gold" in table.columns and table["gold"].notna().any()
     if not has_gold and "correct" not in table.columns:
         return None
-    return write_csv(an.multi_prompt(table, n_boot=n_boot), out / "tables" / "multi_prompt.csv")
+    frame = an.multi_prompt(table, n_boot=n_boot)
+    write_csv(frame, out / "tables" / "multi_prompt.csv")
+    return frame
