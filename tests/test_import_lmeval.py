@@ -185,3 +185,23 @@ def test_bad_map_field_is_named(tmp_path):
     (tmp_path / "map.toml").write_text('[tasks.a]\ndataset_type = "subjectiv"\n')
     with pytest.raises(StudyError, match=r"\[tasks\.a\], field 'dataset_type': 'subjectiv'"):
         read_task_map(tmp_path / "map.toml")
+
+
+def test_analyze_writes_multi_prompt_table_and_section(tmp_path):
+    write_logs(tmp_path / "logs", TASKS, n_docs=12, seed=3)
+    (tmp_path / "map.toml").write_text(MAP)
+    table = tmp_path / "t.csv"
+    done = _cli(
+        "import", "lm-eval", str(tmp_path / "logs"), "--out", str(table),
+        "--map", str(tmp_path / "map.toml"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "analysis"
+    done = _cli("analyze", str(table), "-o", str(out), "--min-items", "5")
+    assert done.returncode == 0, done.stderr[-2000:]
+    import pandas as pd
+
+    mp = pd.read_csv(out / "tables" / "multi_prompt.csv")
+    assert mp["scope"].tolist() == ["formatting", "all prompts"]
+    assert mp["n_prompts"].tolist() == [3, 3]
+    assert "## Multi-prompt accuracy" in (out / "report.md").read_text()
