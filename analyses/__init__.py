@@ -54,6 +54,7 @@ if TYPE_CHECKING:  # the public names, each once: read by lazy_exports, seen by 
         wald_type2,
         wald_type3,
     )
+    from analyses.multi_prompt import multi_prompt
     from analyses.paired import mcnemar
     from analyses.posix import PosixResult, posix, posix_from_runner, posix_table
     from analyses.power import power

@@ -45,10 +45,9 @@ ALPHA = 0.05
 
 def _one(args: tuple[int, int, int, float]) -> np.ndarray:
     """Rejections (methods x terms; NaN = failed) for simulation ``sim`` of ``items``."""
-    from analyses.table_input import load
-
     from analyses.gee import formula_columns, gee_loaded
     from analyses.power_model import Design, assumed_effects, simulate_table
+    from analyses.table_input import load
     from robustness.core.names import FAMILY_ORDER
 
     items, sim, seed, sigma = args

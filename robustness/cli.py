@@ -266,6 +266,40 @@ def power_command(
     )
 
 
+import_app = typer.Typer(
+    no_args_is_help=True, help="Read other tools' per-sample logs into the long table."
+)
+app.add_typer(import_app, name="import")
+
+
+@import_app.command("lm-eval")
+def import_lm_eval(
+    directory: str = typer.Argument(..., help="lm-eval --output_path folder (with --log_samples)"),
+    out: str = typer.Option(..., "--out", "-o", help="the long table (.parquet or .csv)"),
+    task_map: str | None = typer.Option(
+        None, "--map", help="TOML: [tasks.NAME] dataset, dataset_type, category, variant"
+    ),
+) -> None:
+    """lm-evaluation-harness samples_*.jsonl and results_*.json in, one row per model, task, doc."""
+    from robustness.commands.importing import import_lm_eval_command
+
+    import_lm_eval_command(directory, out, task_map)
+
+
+@import_app.command("inspect")
+def import_inspect(
+    logs: list[str] = typer.Argument(..., help="inspect_ai eval logs (.eval or .json)"),
+    out: str = typer.Option(..., "--out", "-o", help="the long table (.parquet or .csv)"),
+    task_map: str | None = typer.Option(
+        None, "--map", help="TOML: [tasks.NAME] dataset, dataset_type, category, variant"
+    ),
+) -> None:
+    """inspect_ai eval logs in (read with inspect_ai's read_eval_log), one row per sample."""
+    from robustness.commands.importing import import_inspect_command
+
+    import_inspect_command(logs, out, task_map)
+
+
 def main() -> None:
     """Console entry point: bad input, bad arguments included, is one line on stderr and exit
     status 2; a run whose models failed exits 1.

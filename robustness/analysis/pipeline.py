@@ -67,6 +67,7 @@ from analyses.fragile import fragile_items
 from analyses.gee import formula_columns
 from analyses.gee.family_contrasts import contrast_rows, contrasts_by_model
 from analyses.gee.paper_models import TYPE_FORMULA, fit_models
+from analyses.multi_prompt import multi_prompt
 from analyses.prompt_sets import prompt_sets
 from analyses.pss import _pss_items, summarize_pss
 from analyses.table_input import REFERENCE, k_columns, load
@@ -306,6 +307,8 @@ def analyze(
         tables["contrasts_invalid_as_disagreement"] = sens
         notes.extend(more)
         tables["fragile_items"] = fragile_items(t, items)
+        if "gold" in t.columns and t["gold"].notna().any():  # Mizrahi et al.'s metrics (issue 27)
+            tables["multi_prompt"] = multi_prompt(t, n_boot=n_boot, seed=seed)
         if pd.unique(t["model"]).size >= 2:  # model-ranking stability (issue 15)
             from analyses.ranking import ranking_tables
 

@@ -40,7 +40,8 @@ class AnalysisResult:
     The table fields, in the order their files are written, each named by its file stem
     (the columns are listed in the function that makes it; see the pipeline's module
     docstring): ``agreement_items`` ... ``fragile_items``, then the five ranking tables
-    (:data:`RANKING_TABLES`, None with fewer than two models). The other fields: ``fit``
+    (:data:`RANKING_TABLES`, None with fewer than two models), then ``multi_prompt``
+    (:func:`analyses.multi_prompt`, None when no item has a gold answer). The other fields: ``fit``
     (the type model's GEE) and ``dataset_fit`` (the dataset model's, Kamal et al. Table 3),
     each None when it could not be fitted (the reason is in ``notes``); ``notes``
     (sentences about excluded rows, dropped terms, separation, thin cells); the counts
@@ -88,6 +89,7 @@ class AnalysisResult:
     ranking_concordance: pd.DataFrame | None = None
     spread_resolution: pd.DataFrame | None = None
     spread_pairs: pd.DataFrame | None = None
+    multi_prompt: pd.DataFrame | None = None
 
     out_dir: Path
     fit: GEEResult | None

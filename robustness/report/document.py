@@ -413,6 +413,38 @@ def build(
             "formats",
         )
     )
+    if result.multi_prompt is not None:
+        secs.append(
+            Section(
+                "Multi-prompt accuracy",
+                [
+                    _table(
+                        result.multi_prompt,
+                        "Accuracy over prompts per model and dataset, each family (with the "
+                        "original) and all prompts: mean (AvgP) and max (MaxP), CPS = MaxP x "
+                        "(1 - (MaxP - AvgP)) (Mizrahi et al. 2024), quantiles over prompts "
+                        "(PromptEval, Polo et al. 2024), worst case = items correct under every "
+                        "prompt (HELM); 95% item-bootstrap intervals in tables/multi_prompt.csv",
+                        [
+                            "model",
+                            "dataset",
+                            "scope",
+                            "n_prompts",
+                            "n_items",
+                            "mean",
+                            "max",
+                            "min",
+                            "cps",
+                            "worst_case",
+                            "q05",
+                            "q50",
+                            "q95",
+                        ],
+                    )
+                ],
+                "multi_prompt",
+            )
+        )
     secs.append(
         Section(
             "POSIX",
