@@ -60,6 +60,7 @@ if TYPE_CHECKING:  # the public names, each once: read by lazy_exports, seen by 
     )
     from analyses.synthetic import synthetic_table
     from analyses.thompson import ThompsonResult, thompson_search
+    from analyses.variant_estimates import VariantEstimates, estimate_variants
     from analyses.wald import wald_type2, wald_type3
 
 

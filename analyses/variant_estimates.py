@@ -160,12 +160,8 @@ def _one_group(
     estimate = np.where(observed, y_grid, p).mean(axis=1)
     n_obs = observed.sum(axis=1)
     naive = np.bincount(data.v, weights=data.y, minlength=data.n_variants) / np.maximum(n_obs, 1)
-    draws = np.array(
-        [
-            np.quantile(np.where(observed, y_grid, rng.random(p.shape) < p).mean(axis=1)[chosen], qs)
-            for _ in range(n_draws)
-        ]
-    )
+    imputed = [np.where(observed, y_grid, rng.random(p.shape) < p) for _ in range(n_draws)]
+    draws = np.array([np.quantile(s.mean(axis=1)[chosen], qs) for s in imputed])
     boot_v = np.empty((n_boot, data.n_variants))
     boot_q = np.empty((n_boot, len(qs)))
     for b in range(n_boot):

@@ -6,10 +6,11 @@ at most ``floor(b * N)`` of the ``N`` prompts, chosen by :func:`budget_order`:
 1. the original prompt of every item (the reference of flip rates, always asked);
 2. one cell of every variant (``category, variant_id``), each on another item, items taken in
    a seeded order that alternates between datasets, so every variant is observed once;
-3. the remaining cells, stratum by stratum (stratum = family x dataset): within a stratum,
-   round ``r`` gives variant ``j`` the item ``(j + r) mod m`` of a seeded item order (a Latin
-   square: each round asks every variant once on distinct items and, over the rounds, every
-   item equally often); the strata are merged by their fractional positions
+3. the remaining cells, stratum by stratum (stratum = family x dataset): within a stratum of
+   ``k`` variants and ``m`` items (both in seeded orders), step ``t`` asks variant ``t mod k``
+   on item ``(t + floor(t / lcm(k, m))) mod m``, which visits every (variant, item) pair once
+   and keeps every prefix balanced (each item once per ``m`` steps, each variant once per
+   ``k``); the strata are merged by their fractional positions
    ``(position + u_s) / n_s`` (``u_s`` a seeded uniform), so every prefix of the order holds
    each stratum in proportion to its share of the grid.
 
@@ -74,9 +75,7 @@ def _interleaved_items(cells: Sequence[Cell], rng: np.random.Generator) -> list[
     return out
 
 
-def _cover(
-    cells: Sequence[Cell], present: set[Cell], rng: np.random.Generator
-) -> list[Cell]:
+def _cover(cells: Sequence[Cell], present: set[Cell], rng: np.random.Generator) -> list[Cell]:
     """One cell per variant (category, variant_id), each on the next item of the cycle."""
     columns = sorted({(c[2], c[3]) for c in cells})
     items = _interleaved_items(cells, rng)
@@ -95,21 +94,21 @@ def _cover(
 
 
 def _stratum_order(cells: Sequence[Cell], rng: np.random.Generator) -> list[Cell]:
-    """A Latin-square order of one stratum's cells (see the module docstring)."""
+    """A balanced cyclic order of one stratum's cells (see the module docstring)."""
     present = set(cells)
     columns = sorted({c[3] for c in cells})
     columns = [columns[int(i)] for i in rng.permutation(len(columns))]
     items = sorted({(c[0], c[1]) for c in cells})
     items = [items[int(i)] for i in rng.permutation(len(items))]
     category = cells[0][2]
-    m = len(items)
+    k, m = len(columns), len(items)
+    span = math.lcm(k, m)
     out = []
-    for r in range(m):
-        for j, variant_id in enumerate(columns):
-            dataset, item_id = items[(j + r) % m]
-            cell = (dataset, item_id, category, variant_id)
-            if cell in present:
-                out.append(cell)
+    for t in range(k * m):
+        dataset, item_id = items[(t + t // span) % m]
+        cell = (dataset, item_id, category, columns[t % k])
+        if cell in present:
+            out.append(cell)
     return out
 
 
@@ -192,7 +191,7 @@ def select_budget(
         "n_grid": n_grid,
         "n_asked": len(chosen),
         "min_fraction": need / n_grid if n_grid else 1.0,
-        "scheme": "originals + one cell per variant + Latin-square strata (family x dataset)",
+        "scheme": "originals + one cell per variant + cyclic strata (family x dataset)",
         "strata": [
             {"category": c, "dataset": d, "grid": g, "asked": a}
             for (c, d), (g, a) in sorted(strata.items())

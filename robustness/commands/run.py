@@ -81,6 +81,12 @@ def summarise(
         f"model{'s' if n_models != 1 else ''} ({n_items} items: {n_items} original prompts and "
         f"{n_prompts - n_items} variants), {valid:.1%} valid, in {seconds:.1f} s"
     )
+    design = meta.get("budget")
+    if design:
+        console.print(
+            f"  budget {design['fraction']:g}: {design['n_asked']} of the {design['n_grid']} "
+            f"prompts asked (seed {design['seed']}; every original and every variant at least once)"
+        )
     for name, entry in meta.get("models", {}).items():
         cache = entry.get("cache", {})
         line = (
@@ -114,6 +120,7 @@ def run_command(
     workers: int = 2,
     *,
     max_error_rate: float = 0.05,
+    budget: float | None = None,
 ) -> list[str]:
     """Run the study, write its table, print the summary; return why the run failed (if it
     did, see :func:`run_problems`)."""
@@ -131,6 +138,7 @@ def run_command(
             csv=csv,
             ray=ray,
             workers=workers,
+            budget=budget,
         )
     problems = run_problems(table, max_error_rate)
     summarise(console, table, meta, config.table_path, time.perf_counter() - start, problems)
