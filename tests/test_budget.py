@@ -66,9 +66,7 @@ def test_strata_are_asked_in_proportion_to_the_grid(variants):
 
 def test_items_within_a_stratum_are_balanced(variants):
     chosen, _ = select_budget(variants, 0.5, seed=0)
-    per_item = Counter(
-        (v.item.dataset, v.item_id) for v in chosen if v.category == "formatting"
-    )
+    per_item = Counter((v.item.dataset, v.item_id) for v in chosen if v.category == "formatting")
     items = {(v.item.dataset, v.item_id) for v in variants}
     counts = [per_item.get(i, 0) for i in items]
     assert max(counts) - min(counts) <= 2  # cyclic order: each item as often as the next
@@ -131,12 +129,14 @@ def test_cli_budget_writes_the_design_and_bad_budgets_are_one_line(tmp_path, mon
     )
     exe = str(Path(sys.executable).with_name("robustness"))
     for bad in ("0", "1.5", "0.001"):
-        done = subprocess.run([exe, "run", str(study), "--budget", bad], capture_output=True, text=True)
+        done = subprocess.run(
+            [exe, "run", str(study), "--budget", bad], capture_output=True, text=True
+        )
         assert done.returncode == 2 and done.stderr.strip().count("\n") == 0, done.stderr
         assert "--budget" in done.stderr
-    import robustness.executors
     from typer.testing import CliRunner
 
+    import robustness.executors
     from robustness.cli import app
     from robustness.core.table import read_metadata, read_table
 
