@@ -18,9 +18,9 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
-from analyses._data import REFERENCE, correct_column, load
 from analyses.variant_model import PRIOR_GRID, Prior, VariantData, choose_prior, fit_logit
 from robustness.core.errors import AnalysisError
+from robustness.core.table import ANALYSIS_COLUMNS, validate
 
 __all__ = [
     "PER_VARIANT_COLUMNS",
@@ -31,6 +31,7 @@ __all__ = [
     "outcome_cells",
 ]
 
+REFERENCE = "original"
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 PER_VARIANT_COLUMNS = [
     "model",
@@ -42,7 +43,9 @@ PER_VARIANT_COLUMNS = [
     "ci_low",
     "ci_high",
     "observed_mean",
+    "theta",
 ]
+ITEM_COLUMNS = ["model", "dataset_type", "dataset", "item_id", "n_observed", "beta"]
 QUANTILE_COLUMNS = ["model", "dataset_type", "q", "estimate", "ci_low", "ci_high", "observed"]
 FIT_COLUMNS = [
     "model",
@@ -65,13 +68,16 @@ class VariantEstimates:
     ``per_variant``: one row per model x dataset type x variant (:data:`PER_VARIANT_COLUMNS`;
     ``observed_mean`` is the naive mean over the asked cells); ``quantiles``: one row per model
     x dataset type x q (:data:`QUANTILE_COLUMNS`; ``observed`` is the naive quantile of the
-    observed means); ``fits``: per model x dataset type the grid, the counts and the prior
-    scales chosen; ``budget``: the run's design when the table carries it, else None.
+    observed means); ``items``: each item's fitted difficulty (:data:`ITEM_COLUMNS`; ``theta``
+    in ``per_variant`` is each variant's fitted ability, both on the logit scale); ``fits``:
+    per model x dataset type the grid, the counts and the prior scales chosen; ``budget``: the
+    run's design when the table carries it, else None.
     """
 
     per_variant: pd.DataFrame
     quantiles: pd.DataFrame
     fits: pd.DataFrame
+    items: pd.DataFrame
     budget: dict[str, Any] | None = None
 
 
@@ -87,21 +93,21 @@ def outcome_cells(table: pd.DataFrame) -> pd.DataFrame:
         original rows themselves and items whose original answer is invalid or missing are left
         out.
     """
-    t = load(table, optional=("correct", "gold", "params"))
-    correct = correct_column(t)
+    if not isinstance(table, pd.DataFrame):
+        raise AnalysisError(
+            f"estimate_variants needs a long table (a DataFrame), not {type(table).__name__}."
+        )
+    extra = [c for c in ("correct", "gold", "params") if c in table.columns]
+    t = validate(table[[*ANALYSIS_COLUMNS, *extra]], list(ANALYSIS_COLUMNS))
+    valid = t["valid"].to_numpy(dtype=bool, na_value=False)
     y = np.full(len(t), np.nan)
     objective = (t["dataset_type"] == "objective").to_numpy()
     if objective.any():
-        if correct is None:
-            raise AnalysisError(
-                "estimate_variants: objective rows need a 'correct' or 'gold' column."
-            )
-        y[objective] = np.nan_to_num(correct[objective], nan=0.0)
+        y[objective] = _correct(t)[objective] & valid[objective]
     keep = objective.copy()
     subjective = ~objective
     if subjective.any():
         keys = ["model", "dataset", "item_id"]
-        valid = t["valid"].to_numpy(dtype=bool, na_value=False)
         ref = t.loc[(t["category"] == REFERENCE).to_numpy() & valid & subjective, [*keys, "answer"]]
         merged = t[keys].merge(ref.rename(columns={"answer": "_ref"}), on=keys, how="left")
         ref_answer = merged["_ref"].to_numpy(dtype=float, na_value=np.nan)
@@ -114,18 +120,32 @@ def outcome_cells(table: pd.DataFrame) -> pd.DataFrame:
     return out.assign(y=y[keep]).reset_index(drop=True)
 
 
+def _correct(t: pd.DataFrame) -> np.ndarray:
+    """Correct per row (a missing value is wrong), from ``correct`` or ``answer == gold``."""
+    if "correct" in t.columns:
+        return t["correct"].astype("boolean").fillna(False).to_numpy(dtype=bool)
+    if "gold" in t.columns:
+        gold = t["gold"].to_numpy(dtype=float, na_value=np.nan)
+        return t["answer"].to_numpy(dtype=float, na_value=np.nan) == gold
+    raise AnalysisError("estimate_variants: objective rows need a 'correct' or 'gold' column.")
+
+
 def _percentile(draws: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
     tail = (1 - level) / 2
     return np.quantile(draws, tail, axis=0), np.quantile(draws, 1 - tail, axis=0)
 
 
-def _grid(data: VariantData, coef: np.ndarray) -> np.ndarray:
-    """P(Y_vi = 1) for every variant x item under ``coef``."""
+def _abilities(data: VariantData, coef: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(theta_v = mu + z_v' gamma + u_v, beta_i) under ``coef``."""
     nz = data.z.shape[1]
     mu, gamma = coef[0], coef[1 : 1 + nz]
     u = coef[1 + nz : 1 + nz + data.n_variants]
-    beta = coef[1 + nz + data.n_variants :]
-    theta = mu + data.z @ gamma + u
+    return mu + data.z @ gamma + u, coef[1 + nz + data.n_variants :]
+
+
+def _grid(data: VariantData, coef: np.ndarray) -> np.ndarray:
+    """P(Y_vi = 1) for every variant x item under ``coef``."""
+    theta, beta = _abilities(data, coef)
     return np.asarray(expit(theta[:, None] - beta[None, :]))
 
 
@@ -147,8 +167,9 @@ def _one_group(
     n_draws: int,
     level: float,
     rng: np.random.Generator,
-) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """Point estimates and bootstrap intervals of one (model, dataset type)."""
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Point estimates and bootstrap intervals of one (model, dataset type): per variant,
+    per quantile, per item."""
     x = data.design(data.v, data.i)
     precision = data.precision(prior)
     coef = fit_logit(x, data.y, precision)
@@ -157,6 +178,7 @@ def _one_group(
     y_grid = np.zeros_like(observed, dtype=float)
     y_grid[data.v, data.i] = data.y
     p = _grid(data, coef)
+    theta, beta = _abilities(data, coef)
     estimate = np.where(observed, y_grid, p).mean(axis=1)
     n_obs = observed.sum(axis=1)
     naive = np.bincount(data.v, weights=data.y, minlength=data.n_variants) / np.maximum(n_obs, 1)
@@ -179,6 +201,7 @@ def _one_group(
         "ci_low": v_low,
         "ci_high": v_high,
         "observed_mean": naive,
+        "theta": theta,
     }
     quantiles = {
         "estimate": draws.mean(axis=0),
@@ -186,7 +209,8 @@ def _one_group(
         "ci_high": q_high,
         "observed": np.quantile(naive[chosen], qs),
     }
-    return per_variant, quantiles
+    items = {"n_observed": observed.sum(axis=0), "beta": beta}
+    return per_variant, quantiles, items
 
 
 def estimate_variants(
@@ -231,8 +255,9 @@ def estimate_variants(
     -------
     VariantEstimates
         ``per_variant`` (model, dataset_type, category, variant_id, n_observed, estimate,
-        ci_low, ci_high, observed_mean), ``quantiles`` (model, dataset_type, q, estimate,
-        ci_low, ci_high, observed), ``fits`` and ``budget``.
+        ci_low, ci_high, observed_mean, theta), ``quantiles`` (model, dataset_type, q,
+        estimate, ci_low, ci_high, observed), ``items`` (model, dataset_type, dataset,
+        item_id, n_observed, beta), ``fits`` and ``budget``.
 
     Notes
     -----
@@ -286,7 +311,7 @@ def estimate_variants(
             f"{n_columns} (besides the subjective items' originals)."
         )
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0x50455356]))
-    rows_v, rows_q, rows_f = [], [], []
+    rows_v, rows_q, rows_f, rows_i = [], [], [], []
     for (model, dtype), group in cells.groupby(["model", "dataset_type"], sort=True):
         data = VariantData.from_cells(group, covariates=covariates)
         if data.n_variants < 2:
@@ -300,7 +325,8 @@ def estimate_variants(
             if not chosen.any():
                 continue
         used = prior if prior is not None else choose_prior(data, PRIOR_GRID, rng)
-        pv, pq = _one_group(data, chosen, qs, used, n_boot, n_draws, level, rng)
+        pv, pq, pi = _one_group(data, chosen, qs, used, n_boot, n_draws, level, rng)
+        rows_i.append(data.items.assign(model=model, dataset_type=dtype, **pi))
         frame = data.variants.assign(model=model, dataset_type=dtype, **pv)
         rows_v.append(frame.loc[chosen])
         rows_q.append(pd.DataFrame({"model": model, "dataset_type": dtype, "q": qs, **pq}))
@@ -311,6 +337,7 @@ def estimate_variants(
         per_variant=pd.concat(rows_v, ignore_index=True)[PER_VARIANT_COLUMNS],
         quantiles=pd.concat(rows_q, ignore_index=True)[QUANTILE_COLUMNS],
         fits=pd.DataFrame(rows_f, columns=FIT_COLUMNS),
+        items=pd.concat(rows_i, ignore_index=True)[ITEM_COLUMNS],
         budget=table.attrs.get("budget") if isinstance(table.attrs.get("budget"), dict) else None,
     )
 
