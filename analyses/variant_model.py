@@ -189,10 +189,14 @@ def fit_logit(
 
     b0 = np.zeros(x.shape[1]) if start is None else start
     res = minimize(
-        objective, b0, jac=True, method="L-BFGS-B", options={"maxiter": 5000, "gtol": 1e-7}
+        objective,
+        b0,
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": 5000, "gtol": 1e-7, "ftol": 1e-15},
     )
     grad = objective(res.x)[1]
-    if not np.all(np.isfinite(res.x)) or np.max(np.abs(grad)) > 1e-3 * max(1.0, w.sum()) ** 0.5:
+    if not np.all(np.isfinite(res.x)) or np.max(np.abs(grad)) > 1e-2 * max(1.0, w.sum()) ** 0.5:
         raise AnalysisError(f"the variant model did not converge ({res.message}).")
     return np.asarray(res.x)
 

@@ -35,7 +35,7 @@ import numpy as np
 from robustness.core.errors import StudyError
 from robustness.core.variants import ORIGINAL, Variant
 
-__all__ = ["budget_order", "check_budget", "select_budget"]
+__all__ = ["budget_order", "check_budget", "minimum_cells", "order_cells", "select_budget"]
 
 #: Stream of the study seed that orders the cells (``BUDG``): independent of perturbation seeds.
 _STREAM = 0x42554447
@@ -121,10 +121,17 @@ def budget_order(variants: Sequence[Variant], seed: int) -> list[Cell]:
         A budget of ``T`` cells asks the first ``T``: originals, then one cell per variant,
         then the strata merged in proportion (module docstring).
     """
+    return order_cells([_cell(v) for v in variants], seed)
+
+
+def order_cells(cells: Sequence[Cell], seed: int) -> list[Cell]:
+    """:func:`budget_order` of plain (dataset, item_id, category, variant_id) cells (a
+    table's rows: ``bench/budget.py`` subsamples a full grid with it)."""
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), _STREAM]))
-    cells = [_cell(v) for v in variants]
+    cells = list(cells)
     if len(set(cells)) != len(cells):
-        dup = next(c for c in cells if cells.count(c) > 1)
+        seen: set[Cell] = set()
+        dup = next(c for c in cells if c in seen or seen.add(c))  # type: ignore[func-returns-value]
         raise StudyError(f"variant {dup[2]}/{dup[3]} of item {dup[1]!r} is listed twice.")
     originals = [c for c in cells if c[2] == ORIGINAL]
     rest = [c for c in cells if c[2] != ORIGINAL]
