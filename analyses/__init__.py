@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # the public names, each once: read by lazy_exports, seen by 
         summarize_agreement,
     )
     from analyses.bootstrap import bootstrap_agreement, bootstrap_items
+    from analyses.budgeted import budget_sections, grid_counts, require_full_grid, withheld_reason
     from analyses.cochran import cochran_q
     from analyses.comparison import (
         invalid_as_disagreement,
