@@ -80,7 +80,7 @@ def rasch_table(
     return pd.DataFrame(
         {
             "model": model,
-            "dataset": [datasets[i % len(datasets)] for i in i_idx],
+            "dataset": [datasets[int(i) % len(datasets)] for i in i_idx],
             "dataset_type": "objective",
             "item_id": [f"i{i:04d}" for i in i_idx],
             "category": ["original" if v == 0 else "formatting" for v in v_idx],

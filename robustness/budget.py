@@ -69,7 +69,7 @@ def _interleaved_items(cells: Sequence[Cell], rng: np.random.Generator) -> list[
     for dataset in sorted(by_dataset):
         keys = list(dict.fromkeys(by_dataset[dataset]))
         columns.append([keys[int(i)] for i in rng.permutation(len(keys))])
-    out = []
+    out: list[tuple[str, str]] = []
     for r in range(max(len(c) for c in columns)):
         out.extend(c[r] for c in columns if r < len(c))
     return out
