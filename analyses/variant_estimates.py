@@ -291,8 +291,11 @@ def estimate_variants(
     (3) Intervals: a percentile bootstrap over items (within datasets, Efron & Tibshirani 1993,
     ch. 13), refitting the model on each sample and drawing the unasked cells from the
     refitted probabilities, so an interval carries the binary noise of the cells that were not
-    asked; a variant's bootstrap score is the multiplicity-weighted mean over items. The paper
-    gives no intervals.
+    asked; a variant's bootstrap score is the multiplicity-weighted mean over items. These
+    intervals are ours, not the paper's. Measured (``bench/budget.py``): per-variant intervals
+    cover the full-grid value in >= 90% of seeds at every budget; quantile intervals fall short
+    at 5-10% budgets (README).
+    (4) The prior scales are chosen by cross-validated log loss over a small grid.
 
     References
     ----------
