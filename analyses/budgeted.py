@@ -41,12 +41,32 @@ SPARSE_SHARE = 0.5
 def grid_counts(table: pd.DataFrame) -> pd.DataFrame:
     """Asked cells against the grid, per model.
 
+    Parameters
+    ----------
+    table
+        A long table (``model, dataset, item_id, category, variant_id``).
+
     Returns
     -------
     pandas.DataFrame
         ``model, n_asked, n_grid, share``: the grid of a model is, per (dataset, category),
         the dataset's items (any row names them; a budgeted run asks every original) x the
         variant ids seen in that category.
+
+    Notes
+    -----
+    n_grid = sum over (dataset d, category c) of |items of d| x |variant ids of (d, c)|;
+    share = n_asked / n_grid.
+
+    References
+    ----------
+    Polo et al. (2024), arXiv:2405.17202: the (template, example) grid a budget samples.
+
+    Examples
+    --------
+    >>> from analyses.synthetic import synthetic_table
+    >>> grid_counts(synthetic_table(models=1, n_items=2, n_variants=2, seed=0))["share"].tolist()
+    [1.0]
     """
     rows = []
     for model, t in table.groupby("model", sort=True):
@@ -59,9 +79,20 @@ def grid_counts(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def budget_of(table: pd.DataFrame, meta: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
-    """The budgeted design of ``table`` (from ``meta["budget"]`` or ``table.attrs``), or, for a
-    table made elsewhere with under half its grid, a design measured from the table; None for a
-    full table."""
+    """The budgeted design of ``table``.
+
+    Parameters
+    ----------
+    table, meta
+        As :func:`withheld_reason`.
+
+    Returns
+    -------
+    dict or None
+        ``meta["budget"]`` or ``table.attrs["budget"]`` when its fraction is below 1; for a
+        table made elsewhere with under half its grid, a design measured from the table
+        (``fraction, n_asked, n_grid, measured``); None for a full table.
+    """
     for source in ((meta or {}).get("budget"), table.attrs.get("budget")):
         if isinstance(source, Mapping) and float(source.get("fraction", 1)) < 1:
             return dict(source)
@@ -77,7 +108,35 @@ def budget_of(table: pd.DataFrame, meta: Mapping[str, Any] | None = None) -> dic
 
 
 def withheld_reason(table: pd.DataFrame, meta: Mapping[str, Any] | None = None) -> str | None:
-    """Why full-grid statistics are withheld on ``table`` (None: they are not)."""
+    """Why full-grid statistics are withheld on ``table`` (None: they are not).
+
+    Parameters
+    ----------
+    table
+        A long table; its ``attrs["budget"]`` is read when present.
+    meta
+        The table file's metadata (``robustness.core.table.read_metadata``), if at hand.
+
+    Returns
+    -------
+    str or None
+        One sentence: how sparse the table is and why the statistic is withheld.
+
+    Notes
+    -----
+    Sparse: a budgeted run's design with fraction < 1, or under :data:`SPARSE_SHARE` of the
+    grid asked (:func:`grid_counts`).
+
+    References
+    ----------
+    Polo et al. (2024), arXiv:2405.17202.
+
+    Examples
+    --------
+    >>> from analyses.synthetic import synthetic_table
+    >>> withheld_reason(synthetic_table(models=1, n_items=2, n_variants=2, seed=0)) is None
+    True
+    """
     design = budget_of(table, meta)
     if design is None:
         return None
@@ -93,7 +152,34 @@ def withheld_reason(table: pd.DataFrame, meta: Mapping[str, Any] | None = None) 
 def require_full_grid(
     table: pd.DataFrame, statistic: str, meta: Mapping[str, Any] | None = None
 ) -> None:
-    """Raise :class:`AnalysisError` naming ``statistic`` when ``table`` is sparse."""
+    """Raise :class:`AnalysisError` naming ``statistic`` when ``table`` is sparse.
+
+    Parameters
+    ----------
+    table, meta
+        As :func:`withheld_reason`.
+    statistic
+        The statistic's name, for the message.
+
+    Returns
+    -------
+    None
+        Returns only when the table is full.
+
+    Notes
+    -----
+    Kendall's W across variants and FormatSpread's search rank variants on the same items;
+    on holes they would compare variants on different items.
+
+    References
+    ----------
+    Kendall & Babington Smith (1939); Sclar et al. (2024); Polo et al. (2024).
+
+    Examples
+    --------
+    >>> from analyses.synthetic import synthetic_table
+    >>> require_full_grid(synthetic_table(models=1, n_items=2, n_variants=2, seed=0), "W")
+    """
     reason = withheld_reason(table, meta)
     if reason is not None:
         raise AnalysisError(f"{statistic}: {reason}.")
@@ -108,6 +194,13 @@ def budget_sections(
 ) -> dict[str, Any] | None:
     """What a report of a budgeted table shows instead of the full-grid statistics.
 
+    Parameters
+    ----------
+    table, meta
+        As :func:`withheld_reason`.
+    n_boot, seed
+        As :func:`analyses.estimate_variants`.
+
     Returns
     -------
     dict or None
@@ -115,6 +208,21 @@ def budget_sections(
         tables ``budget_design`` (``model, n_asked, n_grid, share``), ``variant_estimates``
         and ``variant_quantiles`` (:func:`analyses.estimate_variants`) and ``withheld``
         (``statistic, reason``).
+
+    Notes
+    -----
+    The estimates are :func:`analyses.estimate_variants` (PromptEval's model, its equations
+    there); C_i and the GEE stay on the asked cells.
+
+    References
+    ----------
+    Polo et al. (2024), arXiv:2405.17202.
+
+    Examples
+    --------
+    >>> from analyses.synthetic import synthetic_table
+    >>> budget_sections(synthetic_table(models=1, n_items=2, n_variants=2, seed=0)) is None
+    True
     """
     from analyses.variant_estimates import estimate_variants
 

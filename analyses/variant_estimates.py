@@ -84,6 +84,11 @@ class VariantEstimates:
 def outcome_cells(table: pd.DataFrame) -> pd.DataFrame:
     """The binary outcome of every asked cell: correctness or agreement with the original.
 
+    Parameters
+    ----------
+    table
+        A long table (the analysis columns, and ``correct`` or ``gold`` for objective rows).
+
     Returns
     -------
     pandas.DataFrame
@@ -311,6 +316,17 @@ def estimate_variants(
     Efron, B. & Tibshirani, R. J. (1993). An Introduction to the Bootstrap. Chapman & Hall.
     Davison, A. C. & Hinkley, D. V. (1997). Bootstrap Methods and their Application.
     Cambridge University Press.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from analyses.variant_synthetic import rasch_formats, rasch_table
+    >>> rng = np.random.default_rng(0)
+    >>> formats = rasch_formats(6, rng)
+    >>> table = rasch_table(formats.theta, rng.normal(0, 1, 30), rng, levels=formats.levels)
+    >>> est = estimate_variants(table.sample(frac=0.5, random_state=0), n_boot=5)
+    >>> est.quantiles["q"].tolist()
+    [0.05, 0.25, 0.5, 0.75, 0.95]
     """
     _check_arguments(quantiles, n_boot, n_draws, level)
     cells = outcome_cells(table)

@@ -45,7 +45,22 @@ PRIOR_GRID: tuple[Prior, ...] = tuple(
 
 
 def param_features(category: str, params: Mapping[str, Any]) -> dict[str, float]:
-    """Covariates of one variant from its ``params``: indicator name -> 1.
+    """Covariates of one variant from its ``params``.
+
+    Parameters
+    ----------
+    category
+        The variant's family (``original`` has no covariates).
+    params
+        Its parameters, as the family wrote them.
+
+    Returns
+    -------
+    dict
+        Indicator name -> 1.0.
+
+    Notes
+    -----
 
     The family is one indicator. For ``formatting`` every field of ``params["format"]`` (the
     fields where the format differs from the original's) is a factor level
@@ -174,8 +189,25 @@ def fit_logit(
 ) -> np.ndarray:
     """Coefficients minimising -sum_r w_r log L_r + 1/2 sum_k precision_k b_k^2.
 
-    The log-likelihood is the Bernoulli one with the logit link; scipy's L-BFGS-B with the
-    exact gradient. Raises :class:`AnalysisError` when it does not converge.
+    Parameters
+    ----------
+    x
+        Design matrix (cells x coefficients).
+    y
+        0/1 outcomes.
+    precision
+        The L2 penalty of each coefficient (1 / prior variance; 0: unpenalised).
+    weights
+        Frequency weights of the cells (default 1).
+    start
+        Starting coefficients (default 0).
+
+    Returns
+    -------
+    numpy.ndarray
+        The penalised maximum-likelihood (MAP) coefficients. The log-likelihood is the
+        Bernoulli one with the logit link; scipy's L-BFGS-B with the exact gradient. Raises
+        :class:`AnalysisError` when it does not converge.
     """
     w = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=float)
     xt = x.T.tocsr()
@@ -207,7 +239,24 @@ def choose_prior(
     rng: np.random.Generator,
     folds: int = 5,
 ) -> Prior:
-    """The prior of ``grid`` with the least K-fold cross-validated log loss on observed cells."""
+    """The prior of ``grid`` with the least K-fold cross-validated log loss on observed cells.
+
+    Parameters
+    ----------
+    data
+        The observed cells.
+    grid
+        Candidate priors.
+    rng
+        Draws the folds.
+    folds
+        K.
+
+    Returns
+    -------
+    Prior
+        The candidate with the least summed held-out log loss (the first on a tie).
+    """
     if len(grid) == 1:
         return grid[0]
     fold = rng.permutation(len(data.y)) % folds

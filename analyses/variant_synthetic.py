@@ -39,9 +39,25 @@ def rasch_formats(
     residual_sd: float = 0.1,
     mean: float = 0.0,
 ) -> RaschFormats:
-    """``n_variants`` variants (the first the original, all fields at level 0) whose ability is
-    ``mean`` + the sum of their levels' effects (N(0, field_sd), level 0 = 0) + N(0,
-    residual_sd)."""
+    """Format-like variants with known abilities.
+
+    Parameters
+    ----------
+    n_variants
+        Variants; the first is the original (every field at level 0).
+    rng
+        Draws the effects, the levels and the residuals.
+    n_fields, n_levels
+        Factor fields and levels per field.
+    field_sd, residual_sd, mean
+        theta_v = mean + sum_f effect[f, level_vf] + N(0, residual_sd), effects N(0, field_sd)
+        with level 0 at 0.
+
+    Returns
+    -------
+    RaschFormats
+        The levels and the abilities.
+    """
     effects = rng.normal(0.0, field_sd, size=(n_fields, n_levels))
     effects[:, 0] = 0.0
     levels = rng.integers(0, n_levels, size=(n_variants, n_fields))
@@ -62,6 +78,26 @@ def rasch_table(
 ) -> pd.DataFrame:
     """The asked cells (``asked[v, i]``, default all) of Y ~ Bernoulli(sigma(theta_v - beta_i)).
 
+    Parameters
+    ----------
+    theta, beta
+        Abilities of the variants and difficulties of the items.
+    rng
+        Draws the outcomes.
+    asked
+        Which cells to return (variants x items; default all).
+    levels
+        The variants' factor levels (:func:`rasch_formats`), written to ``params``.
+    model, datasets
+        The model name; dataset names the items alternate between.
+
+    Returns
+    -------
+    pandas.DataFrame
+        A long table of objective rows (``correct``, ``answer``, ``gold``, ``params``).
+
+    Notes
+    -----
     Variant 0 is the ``original``; the others are ``formatting/k`` with ``params`` holding the
     fields where ``levels`` (variants x fields) differs from the original's (none: no fields).
     Items alternate between ``datasets``. Every cell's outcome is drawn (so the same seed gives
