@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # the public names, each once: read by lazy_exports, seen by 
         summarize_agreement,
     )
     from analyses.bootstrap import bootstrap_agreement, bootstrap_items
+    from analyses.budgeted import budget_sections, grid_counts, require_full_grid, withheld_reason
     from analyses.chance import accuracy_vs_chance, label_concentration
     from analyses.cochran import cochran_q
     from analyses.concordance import kendall_w
@@ -72,6 +73,7 @@ if TYPE_CHECKING:  # the public names, each once: read by lazy_exports, seen by 
         shared_families,
         type_table,
     )
+    from analyses.variant_estimates import VariantEstimates, estimate_variants
 
     # orchestration, resolved on first use only (robustness/analysis/; tests/test_layers.py)
     from robustness.analysis.pipeline import analyze, analyze_path

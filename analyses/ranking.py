@@ -401,12 +401,20 @@ def ranking_tables(df: pd.DataFrame, n_perm: int = 2000, seed: int = 0) -> dict[
     >>> tables["ranking_ranks"].equals(model_ranks(t))
     True
     """
+    from analyses.budgeted import withheld_reason
+
     ranks = model_ranks(df)
     per, pairs = spread_resolution(df)
+    concordance = ranking_concordance(ranks, n_perm=n_perm, seed=seed)
+    sparse = withheld_reason(df)  # Kendall's W across variants needs the full grid
+    if sparse is not None:
+        concordance = concordance.assign(
+            w=np.nan, friedman_chi2=np.nan, p_perm=np.nan, reason=f"withheld: {sparse}"
+        )
     return {
         "ranking_ranks": ranks,
         "ranking_swaps": ranking_swaps(ranks),
-        "ranking_concordance": ranking_concordance(ranks, n_perm=n_perm, seed=seed),
+        "ranking_concordance": concordance,
         "spread_resolution": per,
         "spread_pairs": pairs,
     }

@@ -100,6 +100,13 @@ def run_command(
         max=1.0,
         help="exit 1 when a larger share of rows are model errors (the table is still written)",
     ),
+    budget: float | None = typer.Option(
+        None,
+        "--budget",
+        metavar="FRACTION",
+        help="ask this fraction of the prompts (0 < F <= 1): every original and a seeded, "
+        "stratified sample seeing every variant; default: the study's budget (1 = all)",
+    ),
     keep_going: bool = typer.Option(
         False,
         "--keep-going",
@@ -114,7 +121,15 @@ def run_command(
     from robustness.commands.run import run_command as body
 
     problems = body(
-        study, resume, limit, noise_floor, csv, ray, workers, max_error_rate=max_error_rate
+        study,
+        resume,
+        limit,
+        noise_floor,
+        csv,
+        ray,
+        workers,
+        max_error_rate=max_error_rate,
+        budget=budget,
     )
     if problems and not keep_going:
         raise typer.Exit(1)

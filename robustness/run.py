@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from robustness.answers import Progress, answer_rows, prompt_for, rows_to_table
+from robustness.budget import select_budget
 from robustness.core.errors import StudyError
 from robustness.core.items import Item, per_dataset
 from robustness.core.prompts import Exemplar, PromptSpec, default_spec
@@ -84,6 +85,7 @@ def run(
     noise_floor: int = 0,
     info: dict[str, Any] | None = None,
     executor: Executor | None = None,
+    budget: float = 1.0,
 ) -> pd.DataFrame:
     """Ask every model every variant; return the long table (one row per model x variant).
 
@@ -114,12 +116,17 @@ def run(
         Where each model's runner lives: :class:`~robustness.executors.Local` (default, this
         process) or :class:`~robustness.executors.Ray` (sharded over Ray workers; the same
         table).
+    budget
+        The fraction of the prompts to ask (``0 < budget <= 1``; 1: all): every item's original
+        and a seeded, stratified sample of the other cells that sees every variant
+        (:mod:`robustness.budget`, seeded by ``seed``; a larger budget asks a superset). Every
+        model is asked the same cells; the design goes into ``table.attrs["budget"]``.
 
     Returns
     -------
     pandas.DataFrame
-        The long table (``robustness.core.table``): one row per model x variant, in model then
-        variant order.
+        The long table (``robustness.core.table``): one row per model x asked variant, in model
+        then variant order.
 
     Examples
     --------
@@ -133,6 +140,9 @@ def run(
     from robustness.core.cache import Cache
     from robustness.runners.cached import MemoryCache
 
+    design = None
+    if budget != 1:
+        variants, design = select_budget(variants, budget, seed)
     executor = executor if executor is not None else Local()
     store: Cache | MemoryCache = Cache(cache) if cache is not None else MemoryCache()
     rows: list[dict[str, Any]] = []
@@ -161,7 +171,10 @@ def run(
                         runner.close()
     finally:
         store.close()
-    return rows_to_table(rows)
+    table = rows_to_table(rows)
+    if design is not None:
+        table.attrs["budget"] = design
+    return table
 
 
 def _ask_model(
@@ -293,6 +306,7 @@ def run_study(
     items: Sequence[Item] | None = None,
     ray: str | None = None,
     workers: int = 2,
+    budget: float | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Run a whole study and write its table; return the table and its metadata.
 
@@ -300,6 +314,8 @@ def run_study(
     ``items`` replaces the study's item files (the demo passes a subset).  ``ray``
     (``"local"``, ``"auto"`` or a cluster address) shards the variants over ``workers``
     Ray workers per model (:class:`robustness.executors.Ray`); the table is the same.
+    ``budget`` (default: the study's ``budget``) asks that fraction of the prompts
+    (:func:`run`); the design goes into the table's metadata (``budget``).
     """
     import robustness
 
@@ -312,6 +328,10 @@ def run_study(
             "items_per_dataset and --limit)."
         )
     variants = study_variants(config, items, pool)
+    fraction = config.budget if budget is None else budget
+    design = None
+    if fraction != 1:
+        design = select_budget(variants, fraction, config.seed, "--budget")[1]
     if not resume:
         for suffix in ("", "-wal", "-shm"):
             Path(str(config.cache_path) + suffix).unlink(missing_ok=True)
@@ -331,16 +351,18 @@ def run_study(
         noise_floor=noise_floor,
         info=info,
         executor=executor,
+        budget=fraction,
     )
     meta: dict[str, Any] = {
         "toolkit": "robustness",
         "version": robustness.__version__,
         "study": config.to_dict(),
         "n_items": len(items),
-        "n_variants": len(variants),
+        "n_variants": design["n_asked"] if design else len(variants),
         "limit": limit,
         "ray": {"address": ray, "workers": workers} if ray is not None else None,
         "models": info,
+        "budget": design,
     }
     if any(v.category == "option_order" for v in variants):
         meta["option_order"] = option_order_schedule(config)

@@ -12,6 +12,7 @@ A study file is TOML::
     shots = 0                 # few-shot exemplars from the same dataset (objective items)
     instruction = "..."       # optional: one instruction for every item (default: by task kind)
     conflict = "ambiguous"    # default of every model's conflict policy (generate mode)
+    budget = 1.0              # < 1: ask that fraction of the prompts (robustness.budget)
 
     [perturbations.spelling_noise]   # optional parameters per family
     rate = 0.1
@@ -58,6 +59,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from robustness.budget import check_budget
 from robustness.core.answer_parser import CONFLICT_POLICIES
 from robustness.core.errors import StudyError
 from robustness.core.names import BACKENDS, CHAT_MODES, DTYPES, MODES
@@ -174,6 +176,8 @@ class StudyConfig:
     #: Every item source with its mapping (``items`` lists their paths); empty: the paths of
     #: ``items`` read without a mapping.
     item_sources: tuple[ItemSource, ...] = ()
+    #: The fraction of the (variant, item) prompts a run asks (robustness.budget); 1: all.
+    budget: float = 1.0
 
     @property
     def sources(self) -> tuple[ItemSource, ...]:
@@ -210,6 +214,7 @@ class StudyConfig:
             "perturbations": {k: dict(v) for k, v in self.perturbations.items()},
             "models": [m.to_dict() for m in self.models],
             "table": self.table,
+            "budget": self.budget,
         }
 
 
@@ -224,6 +229,7 @@ _SECTIONS = {
         "shots",
         "instruction",
         "conflict",
+        "budget",
     ),
     "output": ("table", "cache"),
 }
@@ -370,4 +376,5 @@ def study_from_dict(
         table=table,
         cache=cache,
         base_dir=str(base_dir),
+        budget=check_budget(study.get("budget", 1.0), f"{source}: [study] budget"),
     )

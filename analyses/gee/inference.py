@@ -96,7 +96,7 @@ def tester_for(
     cr2: CR2Parts | None,
     sum_map: np.ndarray | None = None,
 ) -> Tester | None:
-    """The ``(b, V, L) -> test`` callable of :mod:`analyses.wald` for a reference ``test``.
+    """The ``(b, V, L) -> test`` callable of :mod:`analyses.gee.wald` for a reference ``test``.
 
     Parameters
     ----------

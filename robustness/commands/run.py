@@ -89,6 +89,12 @@ def summarise(
         f"model{'s' if n_models != 1 else ''} ({n_items} items: {n_items} original prompts and "
         f"{n_prompts - n_items} variants), {valid:.1%} valid, in {seconds:.1f} s"
     )
+    design = meta.get("budget")
+    if design:
+        console.print(
+            f"  budget {design['fraction']:g}: {design['n_asked']} of the {design['n_grid']} "
+            f"prompts asked (seed {design['seed']}; every original and every variant at least once)"
+        )
     for name, entry in meta.get("models", {}).items():
         cache = entry.get("cache", {})
         line = (
@@ -113,7 +119,13 @@ def summarise(
 
 
 def resume_command(
-    study: str, limit: int | None, noise_floor: int, csv: bool, ray: str | None, workers: int
+    study: str,
+    limit: int | None,
+    noise_floor: int,
+    csv: bool,
+    ray: str | None,
+    workers: int,
+    budget: float | None = None,
 ) -> str:
     """The shell command that resumes an interrupted run (resuming is the default)."""
     args = ["robustness", "run", study]
@@ -125,6 +137,8 @@ def resume_command(
         args.append("--csv")
     if ray is not None:
         args += ["--ray", ray, "--workers", str(workers)]
+    if budget is not None:
+        args += ["--budget", str(budget)]
     return shlex.join(args)
 
 
@@ -154,6 +168,7 @@ def run_command(
     console: Console | None = None,
     progress_interval: float = 30.0,
     clock: Callable[[], float] = time.monotonic,
+    budget: float | None = None,
 ) -> list[str]:
     """Run the study, write its table, print the summary; return why the run failed (if it
     did, see :func:`run_problems`).  ``progress_interval`` and ``clock`` set the plain
@@ -179,9 +194,10 @@ def run_command(
                 csv=csv,
                 ray=ray,
                 workers=workers,
+                budget=budget,
             )
     except KeyboardInterrupt:
-        again = resume_command(study, limit, noise_floor, csv, ray, workers)
+        again = resume_command(study, limit, noise_floor, csv, ray, workers, budget)
         print(
             f"interrupted: {cached_answers(config):,} answers are safely cached in "
             f"{for_terminal(config.cache_path, None)}; resume with: {for_terminal(again, None)}",
