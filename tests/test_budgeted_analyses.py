@@ -67,3 +67,31 @@ def test_budget_sections_give_the_headline_method_and_estimates(full):
     pv = sections["variant_estimates"]
     assert set(pv["model"]) == set(full["model"]) and pv["estimate"].between(0, 1).all()
     assert an.budget_sections(full) is None
+
+
+def test_analyze_on_a_budgeted_parquet_says_so_and_writes_the_estimates(full, tmp_path):
+    """Through the file, as the CLI reads it: the design comes from the Parquet metadata."""
+    from robustness.analysis.pipeline import analyze_path
+    from robustness.core.table import write_parquet
+    from robustness.report import write_report
+
+    sparse = sparse_of(full, share=0.35, seed=1)
+    design = {"fraction": 0.35, "n_asked": 40, "n_grid": 114, "seed": 0}
+    path = write_parquet(sparse, tmp_path / "table.parquet", {"budget": design})
+    result = analyze_path(path, tmp_path / "out")
+    assert result.budget_headline.startswith("Budgeted study: 35% of the prompt grid")
+    assert result.variant_estimates is not None and len(result.variant_estimates)
+    assert (tmp_path / "out" / "tables" / "variant_quantiles.csv").exists()
+    assert "Kendall's W across variants" in set(result.withheld["statistic"])
+    md = write_report(result, tmp_path / "out", {})["md"].read_text()
+    head = md.split("## ", 2)[1]
+    assert "Budgeted study: 35%" in head
+    assert "The study was budgeted at 0.35" in md
+
+
+def test_analyze_on_a_full_table_has_no_budget_fields(full, tmp_path):
+    from robustness.analysis.pipeline import analyze
+
+    result = analyze(full, tmp_path, n_boot=20, quiet=True)
+    assert result.budget_headline == "" and result.variant_estimates is None
+    assert not (tmp_path / "tables" / "variant_estimates.csv").exists()

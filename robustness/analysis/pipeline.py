@@ -60,6 +60,7 @@ import numpy as np
 import pandas as pd
 
 from analyses.agreement import flips
+from analyses.budgeted import budget_sections
 from analyses.chance import accuracy_vs_chance, label_concentration
 from analyses.confidence import confidence_sensitivity
 from analyses.flip_means import flip_summary
@@ -83,7 +84,7 @@ from robustness.analysis.table_groups import (
 )
 from robustness.core.errors import AnalysisError
 from robustness.core.names import FAMILY_ORDER
-from robustness.core.table import TableError, read_table
+from robustness.core.table import TableError, read_metadata, read_table
 from robustness.core.text_safety import shown
 
 if TYPE_CHECKING:
@@ -316,6 +317,12 @@ def analyze(
     for w in caught:
         notes.append(f"warning from {w.category.__name__}: {w.message}")
 
+    design = {"budget": df.attrs["budget"]} if "budget" in df.attrs else None
+    budgeted = budget_sections(t, design, n_boot=min(n_boot, 200), seed=seed)
+    if budgeted is not None:  # a sparse table (issue 28): estimates instead of the full grid
+        notes.insert(0, budgeted["headline"])
+        for name in ("budget_design", "variant_estimates", "variant_quantiles", "withheld"):
+            tables[name] = budgeted[name]
     n_items = int(ps.keys[["dataset", "item_id"]].drop_duplicates().shape[0])
     res = AnalysisResult(
         **tables,
@@ -335,6 +342,8 @@ def analyze(
         invalid_warnings=warn,
         min_items=min_items,
         invalid_margin=invalid_margin,
+        budget_headline=budgeted["headline"] if budgeted else "",
+        budget_method=budgeted["method"] if budgeted else "",
     )
     res = dataclasses.replace(res, files=write_tables(res.named_tables(), out / "tables"))
     write_summary(res, out, [type_model, dataset_model])
@@ -398,4 +407,8 @@ def analyze_path(
     True
     """
     table = read_table(table_path)
+    if str(table_path).endswith(".parquet"):  # a budgeted run's design (robustness.budget)
+        budget = read_metadata(table_path).get("budget")
+        if budget is not None:
+            table.attrs["budget"] = budget
     return analyze(table, out_dir, formula=formula, cluster=cluster)

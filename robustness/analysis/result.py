@@ -41,7 +41,10 @@ class AnalysisResult:
     (the columns are listed in the function that makes it; see the pipeline's module
     docstring): ``agreement_items`` ... ``fragile_items``, then the five ranking tables
     (:data:`RANKING_TABLES`, None with fewer than two models), then ``multi_prompt``
-    (:func:`analyses.multi_prompt`, None when no item has a gold answer). The other fields: ``fit``
+    (:func:`analyses.multi_prompt`, None when no item has a gold answer), then, for a
+    budgeted table only, ``budget_design``, ``variant_estimates``, ``variant_quantiles`` and
+    ``withheld`` (:func:`analyses.budget_sections`; their sentences are ``budget_headline``
+    and ``budget_method``). The other fields: ``fit``
     (the type model's GEE) and ``dataset_fit`` (the dataset model's, Kamal et al. Table 3),
     each None when it could not be fitted (the reason is in ``notes``); ``notes``
     (sentences about excluded rows, dropped terms, separation, thin cells); the counts
@@ -90,6 +93,10 @@ class AnalysisResult:
     spread_resolution: pd.DataFrame | None = None
     spread_pairs: pd.DataFrame | None = None
     multi_prompt: pd.DataFrame | None = None
+    budget_design: pd.DataFrame | None = None
+    variant_estimates: pd.DataFrame | None = None
+    variant_quantiles: pd.DataFrame | None = None
+    withheld: pd.DataFrame | None = None
 
     out_dir: Path
     fit: GEEResult | None
@@ -108,6 +115,8 @@ class AnalysisResult:
     families_only: dict[str, list[str]] = field(default_factory=dict)
     invalid_warnings: list[str] = field(default_factory=list)
     min_items: int = 10
+    budget_headline: str = ""
+    budget_method: str = ""
     invalid_margin: float = 0.10
 
     @classmethod

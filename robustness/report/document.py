@@ -115,6 +115,8 @@ def method_text(result: AnalysisResult, meta: Mapping[str, Any]) -> list[str]:
         f"({result.dataset_formula})."
     )
     out.append(floor_text(items))
+    if result.budget_method:
+        out.append(result.budget_method)
     return out
 
 

@@ -71,6 +71,7 @@ class Headline:
     undefined: list[str] = field(default_factory=list)
     without: list[str] = field(default_factory=list)
     thin: list[str] = field(default_factory=list)
+    budget: str = ""
 
     @property
     def objective(self) -> float:
@@ -87,7 +88,8 @@ class Headline:
                 "agreement is not defined on this table: no prompt set has two valid "
                 "answers (more variants per family, or fewer invalid outputs, are needed)"
             ]
-        out = [f"warning: {w}" for w in self.warnings]
+        out = [self.budget] if self.budget else []
+        out += [f"warning: {w}" for w in self.warnings]
         out += [f"warning: {g}" for g in self.guessing]
         if self.models:
             out.append(
@@ -209,6 +211,7 @@ def headline(result: AnalysisResult) -> Headline:
         least_stable=worst,
         least_stable_agreement=float(by_cat.min()) if len(by_cat) else float("nan"),
         main_effect=_wald_term(result.wald_type2, "dataset_type"),
+        budget=result.budget_headline,
         guessing=guessing_lines(result.accuracy_vs_chance, result.label_concentration),
         interaction=_wald_term(result.wald_type2, "dataset_type:category"),
         dataset_interaction=_wald_term(result.wald_dataset_type2, "dataset:category"),
