@@ -39,7 +39,7 @@ class OnePromptFails(FakeRunner):
             done = super().score_options(texts, [labels[i] for i in chunk])
             results.extend(done)
             if on_batch is not None:
-                on_batch([i - start for i in chunk], done)
+                on_batch(chunk, done)
         return results
 
 
@@ -61,10 +61,9 @@ def test_a_fresh_run_with_one_failing_prompt_counts_every_prompt_once(tmp_path) 
     assert int(table["valid"].sum()) == 19
     bad = table[~table["valid"]]
     assert len(bad) == 1 and "poisoned" in bad["invalid_reason"].iloc[0]
-    # every healthy prompt went to the model exactly once; the poisoned one once per batch it
-    # was in (its batch of 4 in the first call; alone it is not asked a second time)
-    healthy = [p for p in inner.asked if p != poison]
-    assert sorted(healthy) == sorted(p for p in prompts if p != poison)
+    # the 16 prompts of the completed batches went to the model once; the poisoned batch's
+    # four (the poisoned one too) once in it and once alone
+    assert [inner.asked.count(p) for p in prompts] == [1] * 16 + [2, 2, 2, 2]
 
     again = OnePromptFails(poison, batch_size=4)
     info = {}

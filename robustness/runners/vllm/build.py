@@ -3,6 +3,7 @@ arguments, and one sentence for every way the engine can fail to start."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -26,9 +27,11 @@ VLLM_DTYPES = {
     "bfloat16": "bfloat16",
     "float16": "float16",
 }
-#: ``VLLM_CPU_KVCACHE_SPACE`` (GiB) set when the user set none: enough for a small model's
-#: studies without claiming the machine's memory.
-CPU_KVCACHE_GB = "2"
+#: The CPU platform's KV cache (``kv_cache_memory_bytes``) when neither it nor
+#: ``VLLM_CPU_KVCACHE_SPACE`` is set: 2 GiB, enough for a small model's studies without
+#: claiming the machine's memory.
+CPU_KVCACHE_GB = 2
+GIB = 1 << 30
 
 
 def vllm_platform(vllm: Any) -> str:
@@ -82,9 +85,47 @@ def _platform_settings(platform: str, device: str, dtype: str, engine_args: dict
     if on_cpu:
         # CUDA graphs do not exist on the CPU, and torch.compile costs minutes per start.
         engine_args.setdefault("enforce_eager", True)
-        os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", CPU_KVCACHE_GB)
+        if not os.environ.get("VLLM_CPU_KVCACHE_SPACE"):
+            engine_args.setdefault("kv_cache_memory_bytes", CPU_KVCACHE_GB * GIB)
         return "float32" if dtype == "auto" else VLLM_DTYPES[dtype]
     return VLLM_DTYPES[dtype]
+
+
+def _kv_cache_bytes(engine_args: dict[str, Any]) -> tuple[int, str]:
+    """The CPU platform's KV-cache size and the setting that gave it (the environment
+    variable wins over the engine argument, as in vLLM)."""
+    space = os.environ.get("VLLM_CPU_KVCACHE_SPACE")
+    if space:
+        return int(space) * GIB, f"VLLM_CPU_KVCACHE_SPACE={space}"
+    given = int(engine_args.get("kv_cache_memory_bytes") or 0)
+    return given, f"kv_cache_memory_bytes={given}"
+
+
+def _check_cpu_kv_cache(model: str, source: str, dtype: str, engine_args: dict[str, Any]) -> None:
+    """On the CPU platform, refuse before the engine starts a KV cache too small for one
+    sequence of ``max_model_len`` tokens (vLLM's own check runs in the engine process, whose
+    message the caller never sees): 2 x layers x KV heads x head size x bytes per value."""
+    config_path = Path(source) / "config.json"
+    if not config_path.is_file():
+        return
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    config = config.get("text_config", config)
+    try:
+        layers = int(config["num_hidden_layers"])
+        heads = int(config.get("num_key_value_heads") or config["num_attention_heads"])
+        head_dim = int(config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"])
+        length = int(engine_args.get("max_model_len") or config["max_position_embeddings"])
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return
+    per_token = 2 * layers * heads * head_dim * (4 if dtype == "float32" else 2)
+    have, setting = _kv_cache_bytes(engine_args)
+    if 0 < have < per_token * length:
+        raise ModelError(
+            f"vLLM has too little KV-cache memory for model {model!r}: {setting} holds "
+            f"{have // per_token} tokens, but max_model_len={length} needs "
+            f"{per_token * length} bytes (raise {setting.split('=')[0]} or lower "
+            "max_model_len)."
+        )
 
 
 def make_vllm_runner(
@@ -122,6 +163,8 @@ def make_vllm_runner(
             "as the model's own setting instead."
         )
     source, model_id, revision = _source(model)
+    if platform == "cpu":
+        _check_cpu_kv_cache(model, source, vllm_dtype, engine_args)
     engine_args.setdefault("enable_prefix_caching", False)
     engine_args.setdefault("seed", 0)
     cap = int(engine_args.get("max_logprobs", 0) or 0)
@@ -154,14 +197,9 @@ def _start_failure(
     )
     text = one_line(err)
     lowered = text.lower()
-    if "cache" in lowered and ("memory" in lowered or "blocks" in lowered or "kv" in lowered):
-        where = (
-            f"VLLM_CPU_KVCACHE_SPACE={os.environ.get('VLLM_CPU_KVCACHE_SPACE', '?')} GiB"
-            if platform == "cpu"
-            else "gpu_memory_utilization"
-        )
+    if "cache" in lowered and ("memory" in lowered or "blocks" in lowered):
         return (
             f"vLLM has too little KV-cache memory for model {model!r} ({settings}): raise "
-            f"{where} or lower max_model_len ({text})."
+            f"gpu_memory_utilization or lower max_model_len ({text})."
         )
     return f"vLLM's engine for model {model!r} did not start ({settings}): {text}."

@@ -45,6 +45,7 @@ RESOURCE_ONLY_ARGS = frozenset(
         "cpu_offload_gb",
         "disable_log_stats",
         "download_dir",
+        "kv_cache_memory_bytes",
         "seed",
     }
 )
@@ -145,7 +146,11 @@ class VLLMRunner(PromptEncoding):
         }
 
     def close(self) -> None:
-        """Nothing to release: the model is freed with the runner."""
+        """Stop the engine's processes (vLLM's engine core runs in a process of its own)."""
+        core = getattr(getattr(self.llm, "llm_engine", None), "engine_core", None)
+        shutdown = getattr(core, "shutdown", None)
+        if callable(shutdown):
+            shutdown()
 
     # ----------------------------------------------------------------- engine calls
     def _params(self, **kwargs: Any) -> Any:
@@ -235,12 +240,11 @@ class VLLMRunner(PromptEncoding):
                     self._check_length(len(ids[r]) + len(node), f"prompt {r} with its labels")
                     requests.append((r, node, tokens))
         if self.token_ids_supported:
-            # vLLM's rule: with logprob_token_ids, logprobs must equal their number; it then
-            # returns exactly those tokens' log-probs, plus the sampled (greedy) token's.
+            # vLLM returns exactly the named tokens' log-probs (from the raw logits), plus the
+            # sampled (greedy) token's. ``logprobs`` stays unset: where both are set vLLM
+            # demands logprobs == len(logprob_token_ids), and caps logprobs at max_logprobs.
             params: Any = [
-                self._params(
-                    max_tokens=1, logprobs=len(tokens), logprob_token_ids=list(tokens)
-                )
+                self._params(max_tokens=1, logprob_token_ids=list(tokens))
                 for _, _, tokens in requests
             ]
         else:
