@@ -52,9 +52,7 @@ def test_a_fresh_run_with_one_failing_prompt_counts_every_prompt_once(tmp_path) 
     inner = OnePromptFails(poison, batch_size=4)
     model = rb.model("fake", name="m", mode="choice")
     info: dict[str, Any] = {}
-    table = rb.run(
-        variants, [model], runners={"m": inner}, cache=tmp_path / "c.sqlite", info=info
-    )
+    table = rb.run(variants, [model], runners={"m": inner}, cache=tmp_path / "c.sqlite", info=info)
     counts = info["m"]["cache"]
     assert (counts["hits"], counts["misses"]) == (0, 19), counts
     assert counts["stored"] == 19

@@ -276,4 +276,3 @@ def test_engine_arguments_pass_through_and_identity_keeps_what_changes_numbers(
         make(tiny_folder, device="cuda:1")
     with pytest.raises(ModelError, match="unknown dtype"):
         make(tiny_folder, dtype="int8")
-

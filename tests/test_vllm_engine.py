@@ -62,13 +62,16 @@ def test_the_cpu_platform_runs_fp32_and_is_in_the_identity(vllm_embedded):
     assert identity["vllm"].startswith("0.32")
 
 
-def test_choice_gives_the_hf_pick_on_every_prompt(vllm_embedded, hf_embedded, variants, prompts,
-                                                  capsys):
+def test_choice_gives_the_hf_pick_on_every_prompt(
+    vllm_embedded, hf_embedded, variants, prompts, capsys
+):
     labels = [list(v.spec.labels) for v in variants]
     got = vllm_embedded.score_options(prompts, labels)
     want = hf_embedded.score_options(prompts, labels)
     worst = max(
-        abs(a - b) for g, w in zip(got, want, strict=True) for a, b in zip(g.probs, w.probs)
+        abs(a - b)
+        for g, w in zip(got, want, strict=True)
+        for a, b in zip(g.probs, w.probs, strict=True)
     )
     top = max(abs(g.top_prob - w.top_prob) for g, w in zip(got, want, strict=True))
     say(
@@ -76,7 +79,11 @@ def test_choice_gives_the_hf_pick_on_every_prompt(vllm_embedded, hf_embedded, va
         f"choice: {len(prompts)} prompts ({len(variants) // 9} items x 9), largest label-"
         f"probability difference {worst:.2e}, largest top-token difference {top:.2e}",
     )
-    picks = [(i, g.argmax, w.argmax) for i, (g, w) in enumerate(zip(got, want)) if g.argmax != w.argmax]
+    picks = [
+        (i, g.argmax, w.argmax)
+        for i, (g, w) in enumerate(zip(got, want, strict=True))
+        if g.argmax != w.argmax
+    ]
     assert picks == [], picks
     assert worst < 1e-3 and top < 1e-3
     assert vllm_embedded.token_ids_supported and vllm_embedded.exact_requests == 0
@@ -99,16 +106,24 @@ def test_the_exact_fallback_runs_for_labels_outside_the_top_k(
         vllm_embedded.token_ids_supported = True
     exact = vllm_embedded.exact_requests - before
     want = hf_embedded.score_options(asked, labels)
-    worst = max(abs(a - b) for g, w in zip(got, want, strict=True) for a, b in zip(g.probs, w.probs))
-    say(capsys, f"exact fallback: {exact} prompt_logprobs reads for {len(sample)} prompts, "
-                f"largest difference {worst:.2e}")
+    worst = max(
+        abs(a - b)
+        for g, w in zip(got, want, strict=True)
+        for a, b in zip(g.probs, w.probs, strict=True)
+    )
+    say(
+        capsys,
+        f"exact fallback: {exact} prompt_logprobs reads for {len(sample)} prompts, "
+        f"largest difference {worst:.2e}",
+    )
     assert exact > 0
     assert [g.argmax for g in got] == [w.argmax for w in want] and worst < 1e-3
     vllm_embedded.exact_requests = before
 
 
-def test_cloze_and_loglikelihood_agree_within_1e_3(vllm_embedded, hf_embedded, variants, prompts,
-                                                    capsys):
+def test_cloze_and_loglikelihood_agree_within_1e_3(
+    vllm_embedded, hf_embedded, variants, prompts, capsys
+):
     chat = vllm_embedded.uses_chat
     pairs = [
         (prompts[i], option if chat else " " + option)
@@ -126,7 +141,7 @@ def test_cloze_and_loglikelihood_agree_within_1e_3(vllm_embedded, hf_embedded, v
 def test_generate_gives_the_hf_greedy_text_except_at_proven_near_ties(
     vllm_embedded, hf_embedded, prompts, capsys
 ):
-    asked = prompts[:: 3]
+    asked = prompts[::3]
     got = vllm_embedded.generate(asked, 12)
     want = hf_embedded.generate(asked, 12)
     ids = hf_embedded.encode_prompts(asked)
@@ -171,3 +186,33 @@ def test_errors_are_one_sentence_and_leave_the_cache_intact(vllm_embedded, tmp_p
     assert "max_model_len=2048" in str(too_long.value)
     with pytest.raises(ModelError, match=r"model folder '.*nowhere' does not exist\.$"):
         make_runner("vllm", str(tmp_path / "nowhere"))
+
+
+def test_the_served_engine_gives_the_offline_engines_picks(
+    vllm_embedded, variants, tmp_path, capsys
+):
+    """vLLM's OpenAI-compatible server (same package) on loopback, our openai backend against
+    it in choice and generate mode: the offline engine's picks and greedy texts."""
+    from helpers.vllm_engine import VLLMServer
+
+    import robustness as rb
+    from robustness.runners.embedded import ensure_converted
+    from robustness.runners.openai import make_openai_runner
+
+    sample = variants[::9][:12] + variants[1::9][:12]  # originals and option orders
+    folder = ensure_converted().path
+    with VLLMServer(folder, tmp_path / "server.log") as server:
+        served = make_openai_runner(server.name, base_url=server.base_url, concurrency=4)
+        tables = {}
+        for mode in ("choice", "generate"):
+            model = rb.model("embedded", name="m", mode=mode, max_new_tokens=8)
+            tables[mode, "served"] = rb.run(sample, [model], runners={"m": served})
+            tables[mode, "offline"] = rb.run(sample, [model], runners={"m": vllm_embedded})
+    for mode in ("choice", "generate"):
+        got, want = tables[mode, "served"], tables[mode, "offline"]
+        valid = got["valid"].to_numpy()
+        say(capsys, f"served {mode}: {valid.sum()} of {len(got)} valid")
+        assert valid.mean() >= 0.75, got.loc[~got["valid"], "invalid_reason"].tolist()
+        assert got["answer"][valid].tolist() == want["answer"][valid].tolist()
+        if mode == "generate":
+            assert got["raw_output"].tolist() == want["raw_output"].tolist()

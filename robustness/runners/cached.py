@@ -40,11 +40,12 @@ KEY_VERSION = 1
 @dataclass(frozen=True)
 class CacheStats:
     """Counts since the wrapper was made: ``hits`` and ``misses`` are requests (positions)
-    answered from the cache or by the model (a position the model failed on is neither); ``model_calls`` are calls into the inner runner and
-    ``model_requests`` the requests those calls carried (duplicates in a call count once);
-    ``stored`` counts rows newly written to the cache; ``unreadable`` counts stored values
-    that could not be read back (not JSON, or not a result of their kind), which were deleted
-    and computed again, so nothing is silently lost."""
+    answered from the cache or by the model (a position the model failed on is neither);
+    ``model_calls`` are calls into the inner runner and ``model_requests`` the requests those
+    calls carried (duplicates in a call count once); ``stored`` counts rows newly written to
+    the cache; ``unreadable`` counts stored values that could not be read back (not JSON, or
+    not a result of their kind), which were deleted and computed again, so nothing is silently
+    lost."""
 
     hits: int = 0
     misses: int = 0

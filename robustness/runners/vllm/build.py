@@ -113,7 +113,9 @@ def _check_cpu_kv_cache(model: str, source: str, dtype: str, engine_args: dict[s
     try:
         layers = int(config["num_hidden_layers"])
         heads = int(config.get("num_key_value_heads") or config["num_attention_heads"])
-        head_dim = int(config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"])
+        head_dim = int(
+            config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
+        )
         length = int(engine_args.get("max_model_len") or config["max_position_embeddings"])
     except (KeyError, TypeError, ValueError, ZeroDivisionError):
         return
