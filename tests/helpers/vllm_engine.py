@@ -29,8 +29,13 @@ __all__ = [
 #: Items per shared dataset: 7 x 6 datasets = 42 items, each with the original prompt and one
 #: variant of each of the eight families (378 prompts per mode).
 ITEMS_PER_DATASET = int(os.environ.get("ROBUSTNESS_VLLM_ITEMS", "7"))
-#: The session engine's settings (max_model_len bounds the KV cache it reserves).
-ENGINE_ARGS: dict[str, Any] = {"max_model_len": 2048, "max_num_seqs": 64}
+#: The session engine's settings (max_model_len bounds the KV cache it reserves);
+#: ``ROBUSTNESS_VLLM_PREFIX_CACHING=1`` reruns the comparisons with vLLM's prefix caching on.
+ENGINE_ARGS: dict[str, Any] = {
+    "max_model_len": 2048,
+    "max_num_seqs": 64,
+    "enable_prefix_caching": os.environ.get("ROBUSTNESS_VLLM_PREFIX_CACHING") == "1",
+}
 
 
 def require_vllm() -> Any:
