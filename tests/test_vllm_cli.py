@@ -55,4 +55,5 @@ def test_a_missing_model_folder_is_one_line(tmp_path):
     assert done.returncode != 0
     lines = [x for x in (done.stdout + done.stderr).splitlines() if x.strip()]
     assert "Traceback" not in done.stderr
-    assert any("model folder" in x and "does not exist" in x for x in lines), lines
+    errors = [x for x in lines if "gone" in x and "does not exist" in x]
+    assert len(errors) == 1 and "Traceback" not in done.stdout, lines

@@ -89,6 +89,7 @@ class VLLMRunner(PromptEncoding):
     """
 
     backend = "vllm"
+    length_setting = "max_model_len"
 
     def __init__(
         self,
