@@ -244,3 +244,30 @@ def test_the_served_engine_gives_the_offline_engines_picks(
         else:  # generate: the parsed answers (the SmolLM2 text is often no clean label)
             assert got["valid"].tolist() == want["valid"].tolist()
             assert got["answer"][valid].tolist() == want["answer"][valid].tolist()
+
+
+def test_an_engine_that_cannot_start_is_one_sentence(tmp_path):
+    """Too little KV cache (refused before the start on the CPU platform) and a folder without
+    weights (the engine's own process fails) each give one sentence naming model and setting."""
+    import shutil
+
+    from robustness.runners import make_runner
+    from robustness.runners.embedded import ensure_converted
+
+    with pytest.raises(ModelError) as small:
+        make_runner("vllm", "embedded", max_model_len=2048, kv_cache_memory_bytes=1 << 20)
+    message = str(small.value)
+    assert "too little KV-cache memory for model 'embedded'" in message
+    assert "kv_cache_memory_bytes=1048576 holds 22 tokens" in message
+    assert "max_model_len=2048" in message and "\n" not in message
+    broken = tmp_path / "no-weights"
+    broken.mkdir()
+    for path in ensure_converted().path.iterdir():
+        if path.is_file() and path.suffix != ".safetensors":
+            shutil.copy(path, broken / path.name)
+    with pytest.raises(ModelError) as failed:
+        make_runner("vllm", str(broken), max_model_len=512)
+    message = str(failed.value)
+    assert message.startswith(f"vLLM's engine for model {str(broken)!r} did not start (")
+    assert "platform cpu, dtype float32" in message and "max_model_len=512" in message
+    assert "\n" not in message and message.endswith(".")
