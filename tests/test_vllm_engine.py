@@ -271,3 +271,28 @@ def test_an_engine_that_cannot_start_is_one_sentence(tmp_path):
     assert message.startswith(f"vLLM's engine for model {str(broken)!r} did not start (")
     assert "platform cpu, dtype float32" in message and "max_model_len=512" in message
     assert "\n" not in message and message.endswith(".")
+
+
+def test_chunks_go_into_the_cache_as_they_complete(vllm_embedded, prompts, variants, tmp_path):
+    """``on_batch`` fires after each chunk of ``batch_size`` prompts, the cache stores each
+    chunk then, and a repeated call makes no engine call."""
+    asked, labels = prompts[:10], [list(v.spec.labels) for v in variants[:10]]
+    seen: list[list[int]] = []
+    size = vllm_embedded.batch_size
+    vllm_embedded.batch_size = 4
+    try:
+        with Cache(tmp_path / "c.sqlite") as cache:
+            cached = CachedRunner(vllm_embedded, cache)
+
+            def stored(positions, results):
+                seen.append([len(cache), *positions])
+
+            first = cached.score_options(asked, labels, on_batch=stored)
+            assert len(cache) == 10 and cached.stats.misses == 10
+            again = CachedRunner(vllm_embedded, cache)
+            assert again.score_options(asked, labels) == first
+            assert again.stats.model_calls == 0 and again.stats.hits == 10
+    finally:
+        vllm_embedded.batch_size = size
+    # each chunk was in the cache before the caller heard of it
+    assert seen == [[4, 0, 1, 2, 3], [8, 4, 5, 6, 7], [10, 8, 9]]
