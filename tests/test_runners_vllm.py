@@ -10,10 +10,8 @@ device checks for a CUDA platform) and the install hint when vllm is absent.
 from __future__ import annotations
 
 import importlib
-import math
 import sys
 import types
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import pytest
@@ -22,13 +20,6 @@ from robustness.core.errors import ModelError
 
 
 # ------------------------------------------------------------------------- the fake vllm module
-@dataclass
-class Logprob:
-    logprob: float
-    rank: int | None = None
-    decoded_token: str | None = None
-
-
 class SamplingParams:
     """The subset of ``vllm.SamplingParams`` the runner may use; anything else is a TypeError,
     so a misspelt parameter fails here as it would in vLLM."""
@@ -51,18 +42,10 @@ class SamplingParams:
         self.skip_special_tokens = skip_special_tokens
 
 
-class SamplingParamsWithIds(SamplingParams):
-    """Recent vLLM's ``SamplingParams``, which also takes ``logprob_token_ids``."""
-
-    def __init__(self, *, logprob_token_ids: list[int] | None = None, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.logprob_token_ids = logprob_token_ids
-
-
 class FakeLLM:
-    """``vllm.LLM`` answering from a float32 transformers model, one request at a time."""
+    """``vllm.LLM`` as far as building a runner needs it: the arguments it got, a tokenizer and
+    ``max_model_len``."""
 
-    max_logprobs = 20
     made: ClassVar[list[FakeLLM]] = []
 
     def __init__(
@@ -73,8 +56,7 @@ class FakeLLM:
         max_model_len: int | None = None,
         **engine_args: Any,
     ) -> None:
-        import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers import AutoConfig, AutoTokenizer
 
         self.kwargs = {
             "model": model,
@@ -83,9 +65,8 @@ class FakeLLM:
             "max_model_len": max_model_len,
             **engine_args,
         }
-        self.model = AutoModelForCausalLM.from_pretrained(model, dtype=torch.float32).eval()
         self._tokenizer = AutoTokenizer.from_pretrained(tokenizer or model)
-        limit = max_model_len or self.model.config.max_position_embeddings
+        limit = max_model_len or AutoConfig.from_pretrained(model).max_position_embeddings
         self.llm_engine = types.SimpleNamespace(
             model_config=types.SimpleNamespace(max_model_len=limit)
         )
@@ -94,88 +75,6 @@ class FakeLLM:
 
     def get_tokenizer(self) -> Any:
         return self._tokenizer
-
-    def _logprobs(self, ids: list[int]) -> Any:
-        import torch
-
-        with torch.inference_mode():
-            logits = self.model(torch.tensor([ids])).logits[0].float()
-        return torch.log_softmax(logits, dim=-1)
-
-    def _entry(
-        self, row: Any, k: int, chosen: int, ids: list[int] | None = None
-    ) -> dict[int, Logprob]:
-        """The sampled (or prompt) token and the top-k, or the sampled token and exactly the
-        requested ``ids`` (which replace the top-k, as in vLLM)."""
-        import torch
-
-        order = torch.argsort(row, descending=True).tolist()
-        rank = {tok: r + 1 for r, tok in enumerate(order)}
-        entry = {chosen: Logprob(float(row[chosen]), rank[chosen])}
-        for tok in ids if ids else order[:k]:
-            entry[tok] = Logprob(float(row[tok]), rank[tok])
-        return entry
-
-    def generate(
-        self, prompts: list[dict[str, list[int]]], sampling_params: Any, use_tqdm: bool = True
-    ) -> list[Any]:
-        params = (
-            sampling_params
-            if isinstance(sampling_params, list)
-            else [sampling_params] * len(prompts)
-        )
-        asked = [(list(p["prompt_token_ids"]), s) for p, s in zip(prompts, params, strict=True)]
-        self.calls.append(asked)
-        return [self._one(ids, s) for ids, s in asked]
-
-    def _one(self, ids: list[int], params: SamplingParams) -> Any:
-        assert params.temperature == 0.0, "the runner must decode greedily"
-        for k in (params.logprobs, params.prompt_logprobs):
-            if k is not None and k > self.max_logprobs:
-                raise ValueError(f"Requested logprobs {k} > max_logprobs {self.max_logprobs}")
-        if len(ids) >= self.llm_engine.model_config.max_model_len:
-            raise ValueError("prompt is longer than the maximum model length")
-        prompt_logprobs = None
-        rows = self._logprobs(ids)
-        if params.prompt_logprobs is not None:
-            prompt_logprobs = [None] + [
-                self._entry(rows[j - 1], params.prompt_logprobs, ids[j]) for j in range(1, len(ids))
-            ]
-        tokens: list[int] = []
-        sample_logprobs: list[dict[int, Logprob]] | None = (
-            [] if params.logprobs is not None else None
-        )
-        finish, eos = "length", self._tokenizer.eos_token_id
-        row = rows[-1]
-        for _ in range(params.max_tokens or 16):
-            tok = int(row.argmax())
-            tokens.append(tok)
-            if sample_logprobs is not None:
-                sample_logprobs.append(
-                    self._entry(
-                        row, params.logprobs, tok, getattr(params, "logprob_token_ids", None)
-                    )
-                )
-            if tok == eos:
-                finish = "stop"
-                break
-            if len(tokens) < (params.max_tokens or 16):
-                row = self._logprobs(ids + tokens)[-1]
-        text = self._tokenizer.decode(tokens, skip_special_tokens=params.skip_special_tokens)
-        completion = types.SimpleNamespace(
-            index=0,
-            text=text,
-            token_ids=tokens,
-            logprobs=sample_logprobs,
-            finish_reason=finish,
-            stop_reason=None,
-        )
-        return types.SimpleNamespace(
-            prompt_token_ids=ids,
-            prompt_logprobs=prompt_logprobs,
-            outputs=[completion],
-            finished=True,
-        )
 
 
 @pytest.fixture
@@ -189,42 +88,11 @@ def fake_vllm(monkeypatch):
     return module
 
 
-@pytest.fixture(scope="module")
-def hf(tiny_folder):
-    from robustness.runners import make_runner
-
-    return make_runner("hf", str(tiny_folder), batch_size=4, threads=1)
-
-
 def make(tiny_folder, **kwargs):
     from robustness.runners.vllm import make_vllm_runner
 
     kwargs.setdefault("batch_size", 3)
     return make_vllm_runner(str(tiny_folder), **kwargs)
-
-
-PROMPTS = [
-    "Question: which is right?\nA. one\nB. two\nC. three\nD. four\nAnswer:",
-    [{"role": "user", "content": "Pick one: (1) red (2) blue (3) green. Answer with a number."}],
-    "Which numeral?\n1. x\n10. y\n2. z\nAnswer:",
-    "Choose a Greek letter.\nα first\nβ second\nAnswer:",
-    "Roman numerals: i, ii, iii, iv. Answer:",
-    "Last one: lower case.\na) yes\nb) no\nAnswer:",
-    [{"role": "user", "content": "(A) agree (B) disagree"}],
-]
-LABELS = [
-    ["A", "B", "C", "D"],
-    ["1", "2", "3"],
-    ["1", "10", "2"],
-    ["α", "β"],
-    ["i", "ii", "iii", "iv"],
-    ["a", "b"],
-    ["(A)", "(B)"],
-]
-
-
-def close(a: float, b: float, tol: float = 2e-5) -> bool:
-    return math.isclose(a, b, rel_tol=tol, abs_tol=tol)
 
 
 # ------------------------------------------------------------------------- tests
