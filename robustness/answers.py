@@ -30,7 +30,7 @@ from robustness.core.errors import ModelError
 from robustness.core.table import COLUMNS
 from robustness.core.variants import Variant
 from robustness.reparse import display_json, reading_columns
-from robustness.runners.base import Prompt
+from robustness.runners.base import BatchCallback, Prompt
 from robustness.study import ModelConfig
 
 #: ``progress(model_name, done, total)`` after each completed batch.
@@ -104,20 +104,41 @@ def _error_row(row: dict[str, Any], message: str) -> dict[str, Any]:
     return row
 
 
-def _call(fn: Callable[[Sequence[Any]], list[Any]], inputs: Sequence[Any]) -> list[Any]:
-    """Call ``fn`` on all inputs; if the batch call fails, retry one by one and keep errors."""
+def _call(
+    fn: Callable[[Sequence[int], BatchCallback], list[Any]],
+    inputs: Sequence[int],
+    on_batch: BatchCallback | None = None,
+) -> list[Any]:
+    """Call ``fn(positions, callback)`` on all positions; if that call fails, ask again, one by
+    one, only the positions its batches had not answered (those came back through
+    ``callback`` and are kept, not asked again), and keep each error as that position's result.
+
+    ``on_batch`` sees every answered position once, in the caller's numbering.
+    """
+    answered: dict[int, Any] = {}
+
+    def record(asked: Sequence[int]) -> BatchCallback:
+        def callback(local: Sequence[int], results: Sequence[Any]) -> None:
+            mine = [asked[j] for j in local]
+            answered.update(zip(mine, results, strict=True))
+            if on_batch is not None:
+                on_batch(mine, results)
+
+        return callback
+
     try:
-        return fn(inputs)
+        return fn(inputs, record(inputs))
     except (ModelError, RuntimeError, ValueError) as whole:
-        if len(inputs) == 1:
-            return [whole]
-        out: list[Any] = []
-        for one in inputs:
+        left = [i for i in inputs if i not in answered]
+        if len(left) == 1:  # the one prompt the batches did not answer is the one that failed
+            answered[left[0]] = whole
+            left = []
+        for one in left:
             try:
-                out.extend(fn([one]))
+                answered[one] = fn([one], record([one]))[0]
             except (ModelError, RuntimeError, ValueError) as exc:
-                out.append(exc)
-        return out
+                answered[one] = exc
+        return [answered[i] for i in inputs]
 
 
 def answer_rows(
@@ -144,10 +165,11 @@ def answer_rows(
     if model.mode == "choice":
         labels = [list(v.spec.labels) for v in variants]
         results = _call(
-            lambda idx: runner.score_options(
-                [prompts[i] for i in idx], [labels[i] for i in idx], on_batch=on_batch
+            lambda idx, callback: runner.score_options(
+                [prompts[i] for i in idx], [labels[i] for i in idx], on_batch=callback
             ),
             list(range(total)),
+            on_batch,
         )
         for row, v, res in zip(rows, variants, results, strict=True):
             if isinstance(res, Exception):
@@ -161,10 +183,11 @@ def answer_rows(
             row["latency_ms"] = float(res.latency_ms)
     elif model.mode == "generate":
         results = _call(
-            lambda idx: runner.generate(
-                [prompts[i] for i in idx], model.max_new_tokens, on_batch=on_batch
+            lambda idx, callback: runner.generate(
+                [prompts[i] for i in idx], model.max_new_tokens, on_batch=callback
             ),
             list(range(total)),
+            on_batch,
         )
         for row, v, res in zip(rows, variants, results, strict=True):
             if isinstance(res, Exception):
@@ -201,7 +224,7 @@ def _cloze_rows(
             pairs.append((prompts[i], option if chat else " " + option))
             owner.append(i)
     results = _call(
-        lambda idx: runner.loglikelihood([pairs[j] for j in idx], on_batch=None),
+        lambda idx, callback: runner.loglikelihood([pairs[j] for j in idx], on_batch=callback),
         list(range(len(pairs))),
     )
     per_variant: list[list[Any]] = [[] for _ in variants]

