@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from analyses.gee.small_sample import DEFAULT_COV_TYPE, DEFAULT_TEST
 from analyses.power_model import Design, Effects, calibrate_sigma, simulate_table
 from robustness.core.errors import RobustnessError, StudyError
 
@@ -80,8 +81,8 @@ class _Job:
     alpha: float
     wald_type: int
     adjust: str
-    cov_type: str = "robust"
-    test: str = "chi2"
+    cov_type: str = DEFAULT_COV_TYPE
+    test: str = DEFAULT_TEST
 
 
 def _decide(job: _Job, sim: int) -> tuple[np.ndarray, np.ndarray]:
@@ -164,8 +165,8 @@ def power(
     adjust: str = "holm",
     mapper: Mapper | None = None,
     progress: Callable[[int], None] | None = None,
-    cov_type: str = "robust",
-    test: str = "chi2",
+    cov_type: str = DEFAULT_COV_TYPE,
+    test: str = DEFAULT_TEST,
 ) -> pd.DataFrame:
     """Power of the study's Wald tests and contrasts for each number of items per dataset.
 

@@ -157,7 +157,7 @@ def solve_items(
     >>> res = solve_items(eff, target=0.8, design=design, start=4, max_items=8, sims=4,
     ...                   max_sims=4, formula="agree ~ dataset_type")
     >>> res.items, res.evaluated, res.clear
-    (5, [4, 5, 6, 8], False)
+    (8, [4, 6, 7, 8], False)
     """
     if not 0.0 < target < 1.0:
         raise StudyError(f"the target power must lie strictly between 0 and 1, not {target!r}.")

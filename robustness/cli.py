@@ -249,9 +249,11 @@ def power_command(
     ),
     ray: str | None = typer.Option(None, "--ray", metavar="[ADDRESS]", help="simulate on Ray"),
     cov: str = typer.Option(
-        "robust", "--cov", help="GEE covariance: robust, bias_reduced, cr2 (independence)"
+        "bias_reduced",
+        "--cov",
+        help="GEE covariance: bias_reduced (default, by measured size), robust, cr2",
     ),
-    test: str = typer.Option("chi2", "--test", help="reference distribution: chi2, F, HTZ"),
+    test: str = typer.Option("F", "--test", help="reference distribution: F (default), chi2, HTZ"),
 ) -> None:
     """Power of the study's Wald tests and contrasts for a planned design, by simulation."""
     from robustness.commands.power import parse_ints, run_power

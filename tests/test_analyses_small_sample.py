@@ -309,3 +309,20 @@ def test_coefficient_p_values_follow_the_reference():
     # q = 1: HTZ is a t test on its df; clubSandwich's p-value for the same constraint
     assert one.p_value == pytest.approx(_value(ref, "toolkit", "HTZ_p", "dataset_type"), rel=RTOL)
     assert len(htz.coefficients(coding="sum")) == len(htz.params_sum)
+
+
+def test_the_analyses_default_is_the_measured_choice_and_gee_stays_geepack():
+    """analyze's models use the bias-reduced sandwich with F (README "Size"); an.gee's own
+    default stays the plain sandwich with chi-square, geepack + car."""
+    from analyses.gee.paper_models import fit_models
+    from analyses.prompt_sets import prompt_sets
+    from analyses.synthetic import synthetic_table
+    from analyses.table_input import load
+
+    t = load(synthetic_table(models=1, n_items=12, n_variants=3, seed=3))
+    type_model, _ = fit_models(t, prompt_sets(t))
+    assert (type_model.fit.cov_type, type_model.fit.test) == ("bias_reduced", "F")
+    assert "Mancl" in type_model.fit.inference
+    assert list(type_model.tables["wald_type2"].columns[-2:]) == ["F", "df_denom"]
+    plain = gee(t)
+    assert (plain.cov_type, plain.test) == ("robust", "chi2")

@@ -28,7 +28,8 @@ import numpy as np
 import pandas as pd
 
 from analyses.agreement import items_frame
-from analyses.gee.fit import gee_loaded
+from analyses.gee.fit import gee_loaded_or_plain
+from analyses.gee.small_sample import DEFAULT_COV_TYPE, DEFAULT_TEST
 from analyses.gee.type_contrasts import CONTRAST_COLUMNS as FIT_COLUMNS
 from analyses.prompt_sets import PromptSets, for_model, prompt_sets
 from analyses.table_input import REFERENCE
@@ -177,6 +178,8 @@ def contrasts_by_model(
     cluster: str = "item",
     min_items: int = 10,
     whole: PromptSets | None = None,
+    cov_type: str = DEFAULT_COV_TYPE,
+    test: str = DEFAULT_TEST,
 ) -> tuple[pd.DataFrame, list[str]]:
     """Objective - subjective contrasts per category, each model fitted on its own.
 
@@ -197,6 +200,8 @@ def contrasts_by_model(
     whole
         The prompt sets of ``t`` when the caller has them (each model's are cut from them
         instead of grouping its rows again).
+    cov_type, test
+        As :func:`analyses.gee.paper_models.fit_models` (the same defaults).
 
     Returns
     -------
@@ -246,13 +251,18 @@ def contrasts_by_model(
     >>> round(float(r["difference"]), 4), round(float(p[0] - p[1]), 4)
     (0.1402, 0.1402)
     """
-    frames, notes = [], []
+    frames: list[pd.DataFrame] = []
+    notes: list[str] = []
     for model, rows in t.groupby("model", sort=True):
         rows = rows.reset_index(drop=True)
         ps = prompt_sets(rows) if whole is None else for_model(whole, model)
         items = items_frame(ps)
         try:
-            fit = gee_loaded(rows, "agree ~ dataset_type * category", cluster, ps=ps)
+            formula = "agree ~ dataset_type * category"
+            fit, fallback = gee_loaded_or_plain(
+                rows, formula, cluster, ps=ps, cov_type=cov_type, test=test
+            )
+            notes.extend(f"model {model!r}: {n}" for n in fallback)
             c = fit.contrasts()
         except (RobustnessError, ValueError, FloatingPointError, np.linalg.LinAlgError) as exc:
             notes.append(f"per-model contrasts of {model!r}: the fit failed ({exc}).")

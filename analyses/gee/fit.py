@@ -51,14 +51,14 @@ from analyses.gee.result import GEEResult
 from analyses.gee.rows import FittedRows, cluster_columns, contiguity_note, frame_rows
 from analyses.gee.separation import COLUMNS as SEPARATION_COLUMNS
 from analyses.gee.separation import check_separation, linear_separation
-from analyses.gee.small_sample import cr2_parts
+from analyses.gee.small_sample import DEFAULT_COV_TYPE, DEFAULT_TEST, CorrectionUndefined, cr2_parts
 from analyses.gee.solver import CORSTRS, aggregate_cells, solve_gee, solver_notes
 from analyses.prompt_sets import PromptSets
 from analyses.table_input import load
 from robustness.core.errors import AnalysisError
 from robustness.core.table import TableError
 
-__all__ = ["fit_rows", "gee", "gee_loaded"]
+__all__ = ["fit_rows", "gee", "gee_loaded", "gee_loaded_or_plain"]
 
 
 def gee(
@@ -105,8 +105,10 @@ def gee(
         Working correlation, ``'exchangeable'`` or ``'independence'``.
     cov_type
         The covariance step, a key of :data:`analyses.gee.covariance.COV_TYPES`:
-        ``'robust'`` (the plain sandwich, as geepack), ``'bias_reduced'`` (Mancl &
-        DeRouen 2001, any working correlation) or ``'cr2'`` (Bell & McCaffrey 2002,
+        ``'robust'`` (the plain sandwich, as geepack and statsmodels: the default here, so
+        that a call reproduces R), ``'bias_reduced'`` (Mancl & DeRouen 2001, any working
+        correlation; the default of ``robustness analyze`` and ``robustness power``, chosen
+        by measured size, README "Size") or ``'cr2'`` (Bell & McCaffrey 2002,
         ``corstr='independence'`` only); :mod:`analyses.gee.small_sample`.
     test
         Reference distribution of the Wald tests, coefficient and contrast p-values:
@@ -412,3 +414,44 @@ def fit_rows(
     for kind in (2, 3):
         result.notes += [n for n in result.wald(kind).attrs["notes"] if n not in result.notes]
     return result
+
+
+def gee_loaded_or_plain(
+    t: pd.DataFrame,
+    formula: str,
+    cluster: str,
+    *,
+    ps: PromptSets | None = None,
+    cov_type: str = DEFAULT_COV_TYPE,
+    test: str = DEFAULT_TEST,
+) -> tuple[GEEResult, list[str]]:
+    """:func:`gee_loaded` with ``cov_type``/``test``, and a note wherever the design rules
+    them out: the plain sandwich with chi-square where the correction does not exist (a
+    cluster alone identifies a coefficient), the chi-square reference where F(q, G - p)
+    does not (G <= p).
+
+    Parameters
+    ----------
+    t, formula, cluster, ps
+        As :func:`gee_loaded`.
+    cov_type, test
+        As :func:`gee`; the defaults are the measured choice (README "Size").
+
+    Returns
+    -------
+    (GEEResult, list of str)
+        The fit and the notes of the fallback (empty when there was none).
+    """
+    try:
+        fit = gee_loaded(t, formula, cluster, ps=ps, cov_type=cov_type, test=test)
+    except CorrectionUndefined as exc:
+        fit = gee_loaded(t, formula, cluster, ps=ps, cov_type="robust", test="chi2")
+        return fit, [f"{exc} Its tests use the plain sandwich with chi-square instead."]
+    if test == "F" and fit.n_clusters <= len(fit.params):
+        note = (
+            f"F(q, G - p) does not exist with {fit.n_clusters} clusters for {len(fit.params)} "
+            "coefficients; its tests use the chi-square reference instead."
+        )
+        fit = gee_loaded(t, formula, cluster, ps=ps, cov_type=fit.cov_type, test="chi2")
+        return fit, [note]
+    return fit, []

@@ -26,10 +26,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from analyses.gee.fit import gee_loaded
+from analyses.gee.fit import gee_loaded_or_plain
 from analyses.gee.long_table import DEFAULT_FORMULA
 from analyses.gee.result import GEEResult
 from analyses.gee.separation import COLUMNS as SEPARATION_COLUMNS
+from analyses.gee.small_sample import DEFAULT_COV_TYPE, DEFAULT_TEST
 from analyses.gee.type_contrasts import CONTRAST_COLUMNS
 from analyses.gee.wald import COLUMNS as WALD_COLUMNS
 from analyses.prompt_sets import PromptSets
@@ -94,10 +95,20 @@ def _empty(columns: list[str]) -> pd.DataFrame:
     return pd.DataFrame(columns=columns)
 
 
-def _fit(t: pd.DataFrame, ps: PromptSets, formula: str, cluster: str, label: str) -> ModelFit:
+def _fit(
+    t: pd.DataFrame,
+    ps: PromptSets,
+    formula: str,
+    cluster: str,
+    label: str,
+    inference: tuple[str, str] = (DEFAULT_COV_TYPE, DEFAULT_TEST),
+) -> ModelFit:
     notes: list[str] = []
     try:
-        fit = gee_loaded(t, formula, cluster, ps=ps)
+        fit, fallback = gee_loaded_or_plain(
+            t, formula, cluster, ps=ps, cov_type=inference[0], test=inference[1]
+        )
+        notes.extend(f"{label}: {n}" for n in fallback)
     except (RobustnessError, ValueError, FloatingPointError, np.linalg.LinAlgError) as exc:
         notes.append(f"the {label} could not be fitted: {exc}")
         return ModelFit(label.split()[0], formula, None, notes=notes)
@@ -156,6 +167,9 @@ def fit_models(
     ps: PromptSets,
     formula: str | None = None,
     cluster: str = "item",
+    *,
+    cov_type: str = DEFAULT_COV_TYPE,
+    test: str = DEFAULT_TEST,
 ) -> tuple[ModelFit, ModelFit]:
     """Fit the type model (or ``formula``) and the dataset model (Kamal et al., Table 3).
 
@@ -169,6 +183,11 @@ def fit_models(
         Replaces the type model's formula; the dataset model is always the paper's.
     cluster
         ``'item'`` or ``'model_item'``, for both models.
+    cov_type, test
+        The covariance and reference distribution of both models' p-values, as
+        :func:`analyses.gee.gee`; by default the bias-reduced sandwich with F(q, G - p),
+        chosen by measured size (README "Size"; ``cov_type='robust', test='chi2'`` is
+        geepack + car).
 
     Returns
     -------
@@ -228,7 +247,8 @@ def fit_models(
     >>> round(float(w["chi2"]), 4), round(float(rw.statistic), 4), int(w["dof"])
     (3.2666, 3.2666, 3)
     """
-    type_model = _fit(t, ps, formula or TYPE_FORMULA, cluster, "type model")
+    inference = (cov_type, test)
+    type_model = _fit(t, ps, formula or TYPE_FORMULA, cluster, "type model", inference)
     type_model.tables = _type_tables(type_model)
     n_datasets = int(pd.unique(t["dataset"]).size)
     if n_datasets < 2:
@@ -242,6 +262,6 @@ def fit_models(
             ],
         )
     else:
-        dataset_model = _fit(t, ps, DATASET_FORMULA, cluster, "dataset model")
+        dataset_model = _fit(t, ps, DATASET_FORMULA, cluster, "dataset model", inference)
     dataset_model.tables = _dataset_tables(dataset_model)
     return type_model, dataset_model

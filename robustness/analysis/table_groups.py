@@ -21,8 +21,8 @@ from analyses.bootstrap import bootstrap_items
 from analyses.cochran import _cochran_q
 from analyses.covariance_rank import RANK_COLUMNS, covariance_rank
 from analyses.dataset_agreement import dataset_means
-from analyses.gee import gee_loaded
 from analyses.gee.family_contrasts import CONTRAST_COLUMNS, contrast_rows
+from analyses.gee.fit import gee_loaded_or_plain
 from analyses.gee.paper_models import ModelFit
 from analyses.paired import _mcnemar
 from analyses.prompt_sets import PromptSets, with_answers
@@ -202,7 +202,7 @@ def sensitivity_contrasts(
     t2 = invalid_as_disagreement(ps.table)
     ps2 = with_answers(ps, t2)
     try:
-        c = gee_loaded(t2, formula, cluster, ps=ps2).contrasts()
+        c = gee_loaded_or_plain(t2, formula, cluster, ps=ps2)[0].contrasts()
     except (RobustnessError, ValueError, FloatingPointError, np.linalg.LinAlgError) as exc:
         return pd.DataFrame(columns=CONTRAST_COLUMNS), [
             f"sensitivity analysis (invalid answers as disagreement): the fit failed ({exc})."

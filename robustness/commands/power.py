@@ -20,6 +20,7 @@ import pandas as pd
 from rich.console import Console
 from rich.markup import escape
 
+from analyses.gee.small_sample import DEFAULT_COV_TYPE, DEFAULT_TEST
 from robustness.core.errors import StudyError
 from robustness.core.text_safety import for_console
 
@@ -151,8 +152,8 @@ def run_power(
     ray: str | None = None,
     max_sims: int | None = None,
     console: Console | None = None,
-    cov_type: str = "robust",
-    test: str = "chi2",
+    cov_type: str = DEFAULT_COV_TYPE,
+    test: str = DEFAULT_TEST,
 ) -> pd.DataFrame:
     """Estimate power (or solve for items), write the CSV, figure and JSON; return the table.
 

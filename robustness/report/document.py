@@ -104,12 +104,12 @@ def method_text(result: AnalysisResult, meta: Mapping[str, Any]) -> list[str]:
             f"{', '.join(models)} (the table carries no study configuration: it was made by "
             "another tool)."
         )
+    inference = result.fit.inference if result.fit is not None else "no fit"
     out.append(
         "Agreement C_i = max_y n_i(y) / N_i over the valid variants of one item and "
         "category (Kamal et al. 2026, eq. 1); PSS after ProSA (Zhuo et al. 2024, eq. 1-2); "
-        "GEE: binomial, logit link, exchangeable working correlation, plain robust sandwich "
-        "covariance (geepack's), clusters = items, Wald tests of Type II and III against the "
-        "chi-square reference, contrasts against the normal (the notes name each model's); "
+        "GEE: binomial, logit link, exchangeable working correlation, clusters = items, "
+        f"Wald tests of Type II and III with {inference} (the notes name each model's); "
         "two models: "
         f"the type model ({result.formula}) and the dataset model of Kamal et al.'s Table 3 "
         f"({result.dataset_formula})."

@@ -33,6 +33,9 @@ def cell(value: Any, column: str = "", digits: int = 3) -> str:
         return fmt_p(value)
     if column in DOF_COLUMNS:
         return fmt_dof(value)
+    if column.startswith("df_denom"):  # F(q, G - p) is whole; HTZ's denominator is not
+        x = float(value)
+        return fmt_dof(x) if x == round(x) else f"{x:.1f}"
     return plain_text(value if isinstance(value, str) else fmt(value, digits), CELL_CHARS)
 
 
