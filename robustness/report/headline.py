@@ -23,6 +23,11 @@ if TYPE_CHECKING:
 __all__ = ["Headline", "ModelLine", "headline"]
 
 
+#: A headline Wald test: chi-square, df, p-value, and F with its denominator df (NaN when
+#: the reference is chi-square).
+WaldLine = tuple[float, int, float, float, float]
+
+
 @dataclass(frozen=True)
 class ModelLine:
     """One model's like-for-like comparison."""
@@ -63,10 +68,10 @@ class Headline:
     only: dict[str, list[str]]
     least_stable: str
     least_stable_agreement: float
-    interaction: tuple[float, int, float] | None
-    dataset_interaction: tuple[float, int, float] | None
+    interaction: WaldLine | None
+    dataset_interaction: WaldLine | None
     warnings: list[str] = field(default_factory=list)
-    main_effect: tuple[float, int, float] | None = None
+    main_effect: WaldLine | None = None
     guessing: list[str] = field(default_factory=list)
     undefined: list[str] = field(default_factory=list)
     without: list[str] = field(default_factory=list)
@@ -129,10 +134,16 @@ class Headline:
             if test is None:
                 out.append(f"{label} Wald chi-square: not estimable on this table")
             else:
-                chi2, dof, p = test
+                chi2, dof, p, f_stat, df_denom = test
                 thin = any(label.startswith(t.split()[0]) for t in self.thin)
+                stat = (
+                    f"Wald test (type II): chi-square {chi2:.2f} on {fmt_dof(dof)} df, "
+                    f"F {f_stat:.2f} on ({fmt_dof(dof)}, {fmt_dof(df_denom)}) df, "
+                    if np.isfinite(f_stat)
+                    else f"Wald chi-square (type II): {chi2:.2f} on {fmt_dof(dof)} df, "
+                )
                 out.append(
-                    f"{label} Wald chi-square (type II): {chi2:.2f} on {fmt_dof(dof)} df, "
+                    f"{label} {stat}"
                     f"p {fmt_p(p) if fmt_p(p).startswith('<') else '= ' + fmt_p(p)}"
                     + (
                         " (thin data: the robust covariance has rank below the number of "
@@ -144,7 +155,7 @@ class Headline:
         return out
 
 
-def _wald_term(w: pd.DataFrame | None, term: str) -> tuple[float, int, float] | None:
+def _wald_term(w: pd.DataFrame | None, term: str) -> WaldLine | None:
     if w is None or w.empty or term not in set(w["term"]):
         return None
     r = w.set_index("term").loc[term]
@@ -152,7 +163,9 @@ def _wald_term(w: pd.DataFrame | None, term: str) -> tuple[float, int, float] | 
     dof = r["dof"] if "dof" in r.index else r["df"]
     if not np.isfinite(chi2) or chi2 < 0 or not np.isfinite(float(dof)) or float(dof) < 1:
         return None
-    return chi2, int(dof), float(r["p_value"])
+    f_stat = float(r["F"]) if "F" in r.index and pd.notna(r["F"]) else float("nan")
+    df_denom = float(r["df_denom"]) if "df_denom" in r.index else float("nan")
+    return chi2, int(dof), float(r["p_value"]), f_stat, df_denom
 
 
 def guessing_lines(chance: pd.DataFrame, labels: pd.DataFrame) -> list[str]:
