@@ -32,6 +32,7 @@ __all__ = [
 FULL_GRID_STATISTICS = (
     "Kendall's W across variants",
     "FormatSpread's search (best and worst format)",
+    "multi-prompt summaries (max, CPS, quantiles and worst case over prompts)",
 )
 #: A table from elsewhere with fewer of its grid's cells than this counts as sparse (a full run
 #: lacks cells only where a family ran out of distinct variants for an item).

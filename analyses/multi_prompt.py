@@ -12,8 +12,14 @@ the summaries the field uses:
 - HELM's worst case (Liang et al. 2023): an item counts as correct only when it is correct
   under every prompt of P.
 
-A *prompt* is a (category, variant) pair of the long table: variant ids such as
-``formatting/2`` name the same template over every item.  Intervals resample items (a
+A *prompt* is a (category, variant) pair of the long table.  The summaries over prompts
+(max, min, spread, CPS, quantiles) need prompts that are the same template on every item, as
+a formatting variant or an lm-eval task is: a variant is taken as a template when its
+``params`` are the same on every item (or the table has no ``params``).  Families whose
+variants are drawn per item (option orders, typos, paraphrases) have no shared template:
+``formatting/2`` is one format everywhere, ``option_order/2`` a different order on every
+item.  For a scope with such prompts only the mean and the worst case are given, and the
+note says why.  Intervals resample items (a
 stratified item bootstrap, items drawn with replacement within their dataset, the same
 draws for every model and scope) and recompute every summary.
 """
@@ -49,6 +55,8 @@ STATISTICS = (
     "q95",
 )
 QUANTILES = (0.05, 0.25, 0.50, 0.75, 0.95)
+#: The summaries defined without shared prompt templates (means over the items' cells).
+TEMPLATE_FREE = ("mean", "worst_case")
 
 MULTI_PROMPT_COLUMNS = [
     "model",
@@ -143,6 +151,9 @@ def _item_rows(
             "item": t["item_id"].astype(str).to_numpy(),
             "category": t["category"].astype(str).to_numpy(),
             "prompt": t[prompt_col].astype(str).to_numpy(),
+            "params": (t["params"] if "params" in t.columns else pd.Series("", index=t.index))
+            .astype(str)
+            .to_numpy(),
             "y": y,
         }
     )
@@ -159,6 +170,7 @@ def _item_rows(
             keys = g["category"] + "\x00" + g["prompt"]
             prompt_code, prompts = pd.factorize(keys, sort=True)
             categories = np.array([p.split("\x00", 1)[0] for p in prompts], dtype=object)
+            shared = g.groupby(prompt_code)["params"].nunique().to_numpy() <= 1
             hits = np.zeros((n_items, len(prompts)))
             seen = np.zeros((n_items, len(prompts)))
             rows_i = g["icode"].to_numpy()
@@ -179,7 +191,16 @@ def _item_rows(
                     "n_items": int(ms.any(axis=1).sum()),
                     "note": "",
                 }
+                per_item = sorted({c for c in categories[cols & ~shared] if c != REFERENCE})
+                if per_item:
+                    row["note"] = (
+                        f"the variants of {', '.join(per_item)} differ per item (no shared "
+                        "template): only the mean and the worst case are defined"
+                    )
                 for name in STATISTICS:
+                    if per_item and name not in TEMPLATE_FREE:
+                        row[name] = row[f"{name}_low"] = row[f"{name}_high"] = np.nan
+                        continue
                     row[name] = float(est[name][0])
                     lo, hi = (
                         _percentiles(boot[name], tail) if boot is not None else (np.nan, np.nan)
@@ -340,7 +361,7 @@ def multi_prompt(
     if "item_id" not in df.columns and "accuracy" in df.columns:
         rows = _prompt_level_rows(df, include_original)
     else:
-        t = load(df, optional=("gold", "correct", prompt_col))
+        t = load(df, optional=("gold", "correct", "params", prompt_col))
         if prompt_col not in t.columns:
             raise TableError(f"multi_prompt: the table has no column {prompt_col!r}.")
         y, _ = correct_outcome(t, invalid)

@@ -170,3 +170,41 @@ def test_bad_prompt_level_accuracy_is_named():
     bad = pd.DataFrame({"model": ["m", "m"], "prompt": ["p", "q"], "accuracy": [0.5, 1.5]})
     with pytest.raises(TableError, match=r"column 'accuracy', row 1: 1.5"):
         an.multi_prompt(bad)
+
+
+def test_prompts_drawn_per_item_get_no_summaries_over_prompts():
+    """A formatting variant is one template on every item; an option order is drawn per item,
+    so its ``option_order/0`` is no prompt to rank: only mean and worst case are given."""
+    import json
+
+    rows = []
+    for i in range(4):
+        for v, params in (
+            ("original/0", {}),
+            ("formatting/0", {"format": "a"}),
+            ("formatting/1", {"format": "b"}),
+            ("option_order/0", {"order": [i % 3, (i + 1) % 3, (i + 2) % 3]}),
+        ):
+            rows.append(
+                {
+                    "model": "m",
+                    "dataset": "d",
+                    "dataset_type": "objective",
+                    "item_id": f"i{i}",
+                    "category": v.split("/")[0],
+                    "variant_id": v,
+                    "params": json.dumps(params),
+                    "answer": (i + len(v)) % 2,
+                    "gold": 0,
+                    "valid": True,
+                }
+            )
+    r = an.multi_prompt(pd.DataFrame(rows), n_boot=20).set_index("scope")
+    assert np.isfinite(r.loc["formatting", ["max", "cps", "q50"]].astype(float)).all()
+    assert r.loc["formatting", "note"] == ""
+    for scope in ("option_order", "all prompts"):
+        assert r.loc[scope, ["max", "min", "cps", "q50", "max_low"]].isna().all()
+        assert np.isfinite(float(r.loc[scope, "mean"])) and np.isfinite(
+            float(r.loc[scope, "worst_case"])
+        )
+        assert "option_order differ per item" in r.loc[scope, "note"]

@@ -72,7 +72,9 @@ def test_rows_from_a_real_log(logs):
 
     t = import_inspect([logs["eval"]])
     assert len(t) == 6
-    assert sorted(t["variant_id"].unique()) == ["original/0/epoch1", "original/0/epoch2"]
+    # one reference row per item: the first epoch; the second is a resample of it
+    assert sorted(t["variant_id"].unique()) == ["original/0", "resample/0/epoch2"]
+    assert (t.groupby("item_id")["category"].apply(lambda c: (c == "original").sum()) == 1).all()
     assert set(t["item_id"]) == {"q1", "q2", "q3"} and set(t["dataset"]) == {"rb_original_0"}
     golds = {i: "ABC".index(g) for i, _, _, g in QUESTIONS}
     assert t["gold"].tolist() == [golds[i] for i in t["item_id"]]
@@ -87,7 +89,7 @@ def test_rows_from_a_real_log(logs):
             parsed = parse_answer(s.output.completion, ["A", "B", "C"], s.choices)
             expected[(s.id, s.epoch)] = parsed.position
     for row in t.itertuples():
-        epoch = int(row.variant_id.rsplit("epoch", 1)[1])
+        epoch = int(row.variant_id.rsplit("epoch", 1)[1]) if "epoch" in row.variant_id else 1
         want = expected[(row.item_id, epoch)]
         assert (None if row.answer is pd.NA else row.answer) == want, row
         assert row.valid == (want is not None)

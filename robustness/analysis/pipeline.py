@@ -225,6 +225,7 @@ def analyze(
         "gold",
         "correct",
         "scale",
+        "params",  # the variants' covariates of the budgeted estimates (issue 28)
         *k_columns(df),
         *formula_columns(df.columns, text),
         *[c for c in REPORT_COLUMNS if c in df.columns],
@@ -308,7 +309,10 @@ def analyze(
         tables["contrasts_invalid_as_disagreement"] = sens
         notes.extend(more)
         tables["fragile_items"] = fragile_items(t, items)
-        if "gold" in t.columns and t["gold"].notna().any():  # Mizrahi et al.'s metrics (issue 27)
+        design = {"budget": df.attrs["budget"]} if "budget" in df.attrs else None
+        budgeted = budget_sections(t, design, n_boot=min(n_boot, 100), seed=seed)
+        gold = "gold" in t.columns and t["gold"].notna().any()
+        if gold and budgeted is None:  # Mizrahi et al.'s metrics (issue 27): full grid only
             tables["multi_prompt"] = multi_prompt(t, n_boot=n_boot, seed=seed)
         if pd.unique(t["model"]).size >= 2:  # model-ranking stability (issue 15)
             from analyses.ranking import ranking_tables
@@ -317,8 +321,6 @@ def analyze(
     for w in caught:
         notes.append(f"warning from {w.category.__name__}: {w.message}")
 
-    design = {"budget": df.attrs["budget"]} if "budget" in df.attrs else None
-    budgeted = budget_sections(t, design, n_boot=min(n_boot, 200), seed=seed)
     if budgeted is not None:  # a sparse table (issue 28): estimates instead of the full grid
         notes.insert(0, budgeted["headline"])
         for name in ("budget_design", "variant_estimates", "variant_quantiles", "withheld"):

@@ -37,6 +37,8 @@ def analyze_table(
     path = Path(table_path)
     table = read_table(path)
     meta = read_metadata(path) if path.suffix.lower() in (".parquet", ".pq") else {}
+    if meta.get("budget") is not None:  # a budgeted run's design (robustness.budget)
+        table.attrs["budget"] = meta["budget"]
     if compare is not None:
         from robustness.report.paper import load_paper
 

@@ -8,7 +8,9 @@ label, else our answer parser on the completion (inspect_ai's ``choice`` scorer 
 ``ANSWER: X`` and scores a bare ``B) 4`` wrong, with no answer), and ``correct`` answer == gold
 as everywhere in the long table; the scorer's own verdict is kept beside it as
 ``inspect_score`` (``C``/``I``).  With ``epochs`` > 1 each epoch is one more variant of the prompt
-(``category/variant/epochN``): repeated samples of the same prompt, whose agreement is the
+(``category/variant/epochN``); for a task mapped to ``original`` the first epoch is the
+reference and the others are category ``resample`` (``resample/0/epochN``), since an item has
+one reference prompt: repeated samples of the same prompt, whose agreement is the
 model's sampling noise.
 """
 
@@ -34,6 +36,11 @@ SUPPORTED_LOG_VERSION = 2
 _LETTERS = tuple("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _TRUE_SCORES = {"C", "c", "1", "1.0", "True", "true"}
 _FALSE_SCORES = {"I", "i", "0", "0.0", "False", "false", "P", "N"}
+
+
+#: The reference category, and the category of an original task's later epochs.
+REFERENCE = "original"
+RESAMPLE = "resample"
 
 
 def _read(path: Path) -> Any:
@@ -123,7 +130,12 @@ def _sample_row(
         answer = parsed.position if parsed.valid else None
         reason = None if parsed.valid else parsed.reason
     score = None if correct is None else ("C" if correct else "I")
-    variant_id = place.variant_id + (f"/epoch{sample.epoch}" if epochs > 1 else "")
+    category, variant_id = place.category, place.variant_id
+    if epochs > 1 and category == REFERENCE and sample.epoch > 1:
+        # the reference prompt is asked once per item: later epochs are resamples of it
+        category, variant_id = RESAMPLE, f"{RESAMPLE}/{place.variant}"
+    if epochs > 1 and category != REFERENCE:
+        variant_id += f"/epoch{sample.epoch}"
     prompt = sample.input if isinstance(sample.input, str) else None
     return {
         "study": "inspect",
@@ -131,7 +143,7 @@ def _sample_row(
         "dataset": place.dataset,
         "dataset_type": place.dataset_type,
         "item_id": str(sample.id),
-        "category": place.category,
+        "category": category,
         "variant_id": variant_id,
         "params": json.dumps({"epoch": sample.epoch}, sort_keys=True),
         "prompt_sha": None if prompt is None else hashlib.sha256(prompt.encode()).hexdigest(),
