@@ -95,3 +95,22 @@ def test_analyze_on_a_full_table_has_no_budget_fields(full, tmp_path):
     result = analyze(full, tmp_path, n_boot=20, quiet=True)
     assert result.budget_headline == "" and result.variant_estimates is None
     assert not (tmp_path / "tables" / "variant_estimates.csv").exists()
+
+
+def test_the_analyze_command_reads_the_budget_and_the_report_shows_the_estimates(full, tmp_path):
+    import io
+
+    from rich.console import Console
+
+    from robustness.commands.analyze import analyze_table
+    from robustness.core.table import write_parquet
+
+    sparse = sparse_of(full, share=0.35, seed=1)
+    design = {"fraction": 0.6, "n_asked": 40, "n_grid": 114, "seed": 0}  # above the guess
+    path = write_parquet(sparse, tmp_path / "table.parquet", {"budget": design})
+    console = Console(file=io.StringIO(), width=120)
+    result, paths = analyze_table(path, tmp_path / "out", console=console, n_boot=20)
+    assert result.budget_headline.startswith("Budgeted study: 60% of the prompt grid")
+    assert result.multi_prompt is None
+    md = paths["md"].read_text()
+    assert "Variant estimates" in md and "Withheld on a budgeted table" in md

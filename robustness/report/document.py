@@ -207,6 +207,24 @@ def _wald_pair(w2: pd.DataFrame, w3: pd.DataFrame) -> pd.DataFrame:
     return w2.merge(w3, on="term", how="outer", suffixes=("_II", "_III"))
 
 
+def _budget_section(result: AnalysisResult) -> Section:
+    """A budgeted table's estimates (analyses.budget_sections) and what it withholds."""
+    return Section(
+        "Variant estimates",
+        [
+            _table(
+                result.variant_quantiles,
+                "Accuracy over variants estimated from the asked cells (PromptEval's model, "
+                "Polo et al. 2024): its quantiles per model, 95% item-bootstrap intervals; "
+                "per variant in tables/variant_estimates.csv",
+            ),
+            _table(result.budget_design, "Asked cells against the full grid, per model"),
+            _table(result.withheld, "Withheld on a budgeted table"),
+        ],
+        "variant_estimates",
+    )
+
+
 def build(
     result: AnalysisResult,
     meta: Mapping[str, Any],
@@ -415,6 +433,8 @@ def build(
             "formats",
         )
     )
+    if result.variant_quantiles is not None:
+        secs.append(_budget_section(result))
     if result.multi_prompt is not None:
         secs.append(
             Section(
