@@ -3,8 +3,8 @@
 ``rb.run`` (and other long calls) take a ``progress(name, done, total)`` callback; when the
 caller gives none, :func:`auto_progress` provides one that draws a rich bar per name on a
 terminal or in Jupyter, and nothing at all when the output is a file, a pipe or a CI log. The
-CLI passes its own callback, drawn by the same :func:`progress_bars` with a rate column, shown
-whatever the output is.
+CLI passes its own callback: on a terminal the same :func:`progress_bars` with a rate column,
+otherwise plain progress lines every 30 s or 5% (:class:`LineProgress`).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""analyses.small_sample against statsmodels (bias_reduced) and R's clubSandwich (CR2, HTZ).
+"""analyses.gee.small_sample against statsmodels (bias_reduced) and R's clubSandwich (CR2, HTZ).
 
 Data: geepack's ``ohio`` and ``respiratory`` (tests/fixtures/datasets/, exported from R by
 ``tests/r/export_datasets.R``) and the toolkit's fitted rows

@@ -222,7 +222,7 @@ def wald_type3(
         Test the intercept as well (car does).
     tester
         ``(b, V, L) -> test`` (default :func:`wald_test`, chi-square); a small-sample
-        reference from :mod:`analyses.small_sample` adds the columns ``F, df_denom``.
+        reference from :mod:`analyses.gee.small_sample` adds the columns ``F, df_denom``.
 
     Returns
     -------

@@ -208,6 +208,10 @@ def _choice_row(record: dict[str, Any], where: str) -> dict[str, Any]:
         options = [str(i) for i in range(len(logliks))]
     gold = _gold_index(record["target"], list(_LETTERS[: len(options)]), options, where)
     top = max(logliks)
+    if not math.isfinite(top):
+        raise StudyError(
+            f"{where}, field 'filtered_resps': no option has a finite log-likelihood ({top})."
+        )
     weights = [math.exp(x - top) for x in logliks]
     total = sum(weights)
     answer = logliks.index(top)

@@ -1,4 +1,4 @@
-# Reference values for analyses.small_sample from R's clubSandwich, computed independently of Python.
+# Reference values for analyses.gee.small_sample from R's clubSandwich, computed independently of Python.
 #
 # Usage: Rscript tests/r/small_sample_reference.R FIXTURE_DIR OUT.csv
 #
