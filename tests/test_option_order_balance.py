@@ -197,9 +197,18 @@ def test_the_table_metadata_and_the_method_text_say_which_schedule_was_used(tmp_
     default = option_order_schedule(replace_perturbations(config, {}))
     assert default["schedule"] == "balanced" and "Latin squares" in default["description"]
     items = pd.DataFrame(
-        {"dataset": ["d"], "dataset_type": ["objective"], "item_id": ["q"], "category": ["x"]}
+        {
+            "dataset": ["d"],
+            "dataset_type": ["objective"],
+            "item_id": ["q"],
+            "category": ["x"],
+            "c_i": [1.0],
+            "n_valid": [2],
+        }
     )
-    result = SimpleNamespace(tables={"agreement_items": items}, formula="f", dataset_formula="g")
+    result = SimpleNamespace(
+        agreement_items=items, formula="f", dataset_formula="g", fit=None, budget_method=""
+    )
     meta = {"study": config.to_dict(), "option_order": legacy}
     text = " ".join(method_text(result, meta))
     assert f"Option order: {legacy['description']}." in text
