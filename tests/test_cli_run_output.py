@@ -115,7 +115,7 @@ def test_sigint_mid_run_ends_with_one_line_and_the_command_resumes(tmp_path, tin
     study = study_file(tmp_path, tiny_folder, models=[{"name": "c", "batch_size": 1}], n=3)
     cache = tmp_path / "out" / "t.cache.sqlite"
     proc = subprocess.Popen(
-        [exe, "run", str(study), "--limit", "6"],
+        [exe, "run", str(study), "--limit", "20"],  # long enough that SIGINT lands mid-run
         env={**os.environ, "OMP_NUM_THREADS": "1"},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -133,7 +133,7 @@ def test_sigint_mid_run_ends_with_one_line_and_the_command_resumes(tmp_path, tin
     count = int(re.search(r"interrupted: ([\d,]+) answers", lines[0]).group(1).replace(",", ""))
     assert count == cache_rows(cache) >= 5
     command = lines[0].split("resume with: ", 1)[1]
-    assert command == f"robustness run {study} --limit 6"
+    assert command == f"robustness run {study} --limit 20"
 
 
 def test_a_model_the_hub_cannot_deliver_fails_fast_in_one_sentence(monkeypatch):
