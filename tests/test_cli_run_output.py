@@ -120,6 +120,9 @@ def test_sigint_mid_run_ends_with_one_line_and_the_command_resumes(tmp_path, tin
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # a test run started in the background inherits SIGINT ignored, and Python then keeps
+        # ignoring it: the child gets the default disposition, as a run in a terminal has
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 180
     while cache_rows(cache) < 5 and time.monotonic() < deadline and proc.poll() is None:
