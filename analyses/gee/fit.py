@@ -9,7 +9,7 @@ correlation and robust sandwich covariance, in named steps:
    then the formula's variables evaluated (:func:`analyses.gee.formula.evaluate_variables`);
 2. :func:`analyses.gee.factors.drop_flat_terms` -- terms of a one-valued variable are dropped;
 3. :func:`analyses.gee.separation.check_separation` and
-   :func:`analyses.gee.separation.linear_separation` -- factor cells with a constant
+   :func:`analyses.gee.separation.with_linear_separation` -- factor cells with a constant
    response, or any separating linear combination, are found and named; when there are
    any, the whole model is fitted by the bias-reduced (Firth-type) estimating equation,
    so every estimate stays finite;
@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from analyses.gee.covariance import COV_TYPES, covariance
-from analyses.gee.design import ModelDesign, build_model_design, sum_coded
+from analyses.gee.design import build_model_design, sum_coded
 from analyses.gee.factors import drop_flat_terms, factor_levels, is_factor
 from analyses.gee.formula import Formula, evaluate_variables, parse_formula
 from analyses.gee.inference import check_inference, sum_coding_map
@@ -50,7 +50,7 @@ from analyses.gee.long_table import CLUSTERS, COMPUTED, DEFAULT_FORMULA, columns
 from analyses.gee.result import GEEResult
 from analyses.gee.rows import FittedRows, cluster_columns, contiguity_note, frame_rows
 from analyses.gee.separation import COLUMNS as SEPARATION_COLUMNS
-from analyses.gee.separation import check_separation, linear_separation
+from analyses.gee.separation import check_separation, with_linear_separation
 from analyses.gee.small_sample import DEFAULT_COV_TYPE, DEFAULT_TEST, CorrectionUndefined, cr2_parts
 from analyses.gee.solver import CORSTRS, aggregate_cells, solve_gee, solver_notes
 from analyses.prompt_sets import PromptSets
@@ -277,32 +277,6 @@ def _variables(rows: FittedRows, f: Formula, long_table: bool) -> tuple[FittedRo
     return FittedRows(data, y, notes), factors
 
 
-def _separation(
-    design: ModelDesign, y: np.ndarray, cells: pd.DataFrame, bias_reduction: bool | str
-) -> tuple[pd.DataFrame, list[str]]:
-    """Add a separating linear combination (when no factor cell explains it) to ``cells``."""
-    if not cells.empty or bias_reduction is True:
-        return cells, []
-    n = np.bincount(design.row_of, minlength=len(design.grid)).astype(float)
-    ys = np.bincount(design.row_of, weights=y, minlength=len(design.grid))
-    found = linear_separation(design.x, n, ys, design.names)
-    if found.empty:
-        return cells, []
-    r = found.iloc[0]
-    if bias_reduction is False:
-        raise TableError(
-            f"separation: the combination {r['cell']} separates the response ({r['n_rows']} "
-            "rows); refit with bias_reduction='auto' to keep it by a bias-reduced fit."
-        )
-    note = (
-        f"separation: the combination {r['cell']} of the design columns separates the "
-        f"response ({r['n_rows']} rows; found by the linear program of R's "
-        "detectseparation), so the plain estimate is infinite: the whole model is fitted by "
-        "the bias-reduced (Firth-type) estimating equation, which keeps every estimate finite."
-    )
-    return found, [note]
-
-
 def fit_rows(
     rows: FittedRows,
     f: Formula,
@@ -352,7 +326,7 @@ def fit_rows(
     user_levels = dict(levels or {})
     lev = {v: factor_levels(data[v], user_levels.get(v), v) for v in factors}
     design = build_model_design(fit_formula, data, lev)
-    separation, lp_notes = _separation(design, y, separation, bias_reduction)
+    separation, lp_notes = with_linear_separation(design, y, separation, bias_reduction)
     notes += sep_notes + lp_notes
     reduce = reduce or bool(lp_notes)
     if design.aliased:

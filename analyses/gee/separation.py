@@ -21,6 +21,7 @@ Firth, D. (1993). Bias reduction of maximum likelihood estimates. Biometrika 80(
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -29,7 +30,10 @@ from analyses.table_input import codes
 from robustness.core.errors import AnalysisError
 from robustness.core.table import TableError
 
-__all__ = ["COLUMNS", "check_separation", "find_separation"]
+if TYPE_CHECKING:
+    from analyses.gee.design import ModelDesign
+
+__all__ = ["COLUMNS", "check_separation", "find_separation", "with_linear_separation"]
 
 COLUMNS = ["term", "cell", "n_rows", "value"]
 
@@ -251,3 +255,49 @@ def linear_separation(
     value = outcomes.pop() if len(outcomes) == 1 else -1
     row = {"term": ":".join(used), "cell": cell, "n_rows": int(n[hit].sum()), "value": value}
     return pd.DataFrame([row], columns=COLUMNS)
+
+
+def with_linear_separation(
+    design: ModelDesign, y: np.ndarray, cells: pd.DataFrame, bias_reduction: bool | str
+) -> tuple[pd.DataFrame, list[str]]:
+    """Add a separating linear combination (when no factor cell explains it) to ``cells``.
+
+    Parameters
+    ----------
+    design
+        The model's design of distinct rows (:func:`analyses.gee.design.build_model_design`).
+    y
+        The 0/1 response per row.
+    cells
+        The separated factor cells :func:`check_separation` found (empty when none).
+    bias_reduction
+        ``True`` (bias-reduced whatever), ``False`` (an error on separation) or ``'auto'``.
+
+    Returns
+    -------
+    (DataFrame, list of str)
+        ``cells`` unchanged when it has rows, when ``bias_reduction is True`` or when no
+        combination separates the response; else the combination found by
+        :func:`linear_separation` (:data:`COLUMNS`), with the note saying the whole model
+        is fitted bias-reduced.
+    """
+    if not cells.empty or bias_reduction is True:
+        return cells, []
+    n = np.bincount(design.row_of, minlength=len(design.grid)).astype(float)
+    ys = np.bincount(design.row_of, weights=y, minlength=len(design.grid))
+    found = linear_separation(design.x, n, ys, design.names)
+    if found.empty:
+        return cells, []
+    r = found.iloc[0]
+    if bias_reduction is False:
+        raise TableError(
+            f"separation: the combination {r['cell']} separates the response ({r['n_rows']} "
+            "rows); refit with bias_reduction='auto' to keep it by a bias-reduced fit."
+        )
+    note = (
+        f"separation: the combination {r['cell']} of the design columns separates the "
+        f"response ({r['n_rows']} rows; found by the linear program of R's "
+        "detectseparation), so the plain estimate is infinite: the whole model is fitted by "
+        "the bias-reduced (Firth-type) estimating equation, which keeps every estimate finite."
+    )
+    return found, [note]

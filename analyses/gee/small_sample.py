@@ -65,7 +65,7 @@ import numpy as np
 from scipy import stats
 from scipy.special import expit
 
-from analyses.gee.solver import Cells
+from analyses.gee.solver import Cells, row_cells
 from analyses.gee.wald import RANK_TOL, wald_test
 from robustness.core.errors import AnalysisError
 
@@ -100,40 +100,6 @@ class CorrectionUndefined(AnalysisError):
 DEFAULT_COV_TYPE = "bias_reduced"
 DEFAULT_TEST = "F"
 _EIG_TOL = 1e-12  # clubSandwich's matrix_power: eigenvalues at or below it count as zero
-
-
-def row_cells(x: np.ndarray, y: np.ndarray, cluster: np.ndarray) -> tuple[Cells, np.ndarray]:
-    """Row-level data as :class:`~analyses.gee.solver.Cells` (one cell per row, by cluster).
-
-    Parameters
-    ----------
-    x
-        Design matrix, N x p.
-    y
-        0/1 response, N.
-    cluster
-        Cluster labels, N (any hashable values; clusters are taken by value).
-
-    Returns
-    -------
-    (Cells, numpy.ndarray)
-        The cells sorted by cluster (stable) and the row order used.
-    """
-    x = np.asarray(x, dtype=float)
-    y = np.asarray(y, dtype=float)
-    _, code = np.unique(np.asarray(cluster), return_inverse=True)
-    order = np.argsort(code.ravel(), kind="stable")
-    n_rows = len(order)
-    cells = Cells(
-        x=x[order],
-        cluster=code.ravel()[order],
-        row=np.arange(n_rows),
-        n=np.ones(n_rows),
-        ysum=y[order],
-        y2sum=y[order] ** 2,
-        n_clusters=int(code.max()) + 1 if n_rows else 0,
-    )
-    return cells, order
 
 
 @dataclass(frozen=True)

@@ -72,7 +72,15 @@ from analyses.gee.design import ModelDesign
 from analyses.table_input import codes
 from robustness.core.errors import AnalysisError
 
-__all__ = ["CORSTRS", "Cells", "SolverFit", "aggregate_cells", "solve_gee", "solver_notes"]
+__all__ = [
+    "CORSTRS",
+    "Cells",
+    "SolverFit",
+    "aggregate_cells",
+    "row_cells",
+    "solve_gee",
+    "solver_notes",
+]
 
 CORSTRS = ("exchangeable", "independence")
 
@@ -335,6 +343,40 @@ def aggregate_cells(
         n_clusters=len(cl_keys),
     )
     return cells, np.bincount(cl_code)
+
+
+def row_cells(x: np.ndarray, y: np.ndarray, cluster: np.ndarray) -> tuple[Cells, np.ndarray]:
+    """Row-level data as :class:`~analyses.gee.solver.Cells` (one cell per row, by cluster).
+
+    Parameters
+    ----------
+    x
+        Design matrix, N x p.
+    y
+        0/1 response, N.
+    cluster
+        Cluster labels, N (any hashable values; clusters are taken by value).
+
+    Returns
+    -------
+    (Cells, numpy.ndarray)
+        The cells sorted by cluster (stable) and the row order used.
+    """
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    _, code = np.unique(np.asarray(cluster), return_inverse=True)
+    order = np.argsort(code.ravel(), kind="stable")
+    n_rows = len(order)
+    cells = Cells(
+        x=x[order],
+        cluster=code.ravel()[order],
+        row=np.arange(n_rows),
+        n=np.ones(n_rows),
+        ysum=y[order],
+        y2sum=y[order] ** 2,
+        n_clusters=int(code.max()) + 1 if n_rows else 0,
+    )
+    return cells, order
 
 
 def solver_notes(raw: SolverFit) -> list[str]:

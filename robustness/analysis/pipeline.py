@@ -59,29 +59,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from analyses.agreement import flips
 from analyses.budgeted import budget_sections
-from analyses.chance import accuracy_vs_chance, label_concentration
-from analyses.confidence import confidence_sensitivity
-from analyses.flip_means import flip_summary
 from analyses.fragile import fragile_items
 from analyses.gee import formula_columns
-from analyses.gee.family_contrasts import contrast_rows, contrasts_by_model
-from analyses.gee.paper_models import TYPE_FORMULA, fit_models
+from analyses.gee.paper_models import TYPE_FORMULA
 from analyses.multi_prompt import multi_prompt
 from analyses.prompt_sets import prompt_sets
-from analyses.pss import _pss_items, summarize_pss
 from analyses.table_input import REFERENCE, k_columns, load
-from analyses.type_comparison import common_families, invalid_gaps, invalid_rates, shared_families
 from robustness.analysis.files import write_summary, write_tables
 from robustness.analysis.result import AnalysisResult
-from robustness.analysis.table_groups import (
-    accuracy_tables,
-    agreement_tables,
-    paired_tables,
-    rank_table,
-    sensitivity_contrasts,
-)
+from robustness.analysis.table_groups import descriptive_tables, model_tables
 from robustness.core.errors import AnalysisError
 from robustness.core.names import FAMILY_ORDER
 from robustness.core.table import TableError, read_metadata, read_table
@@ -94,6 +81,50 @@ __all__ = ["AnalysisResult", "analyze", "analyze_path"]
 
 #: Extra columns kept from the table for the report (fragile items, invalid reasons).
 REPORT_COLUMNS = ("invalid_reason", "label", "raw_output", "prompt", "confidence")
+
+
+def _check_arguments(df: object, cluster: str, min_items: object) -> None:
+    """Raise one clear error for a bad ``cluster``, ``df`` or ``min_items`` of :func:`analyze`."""
+    if cluster not in ("item", "model_item"):
+        raise AnalysisError(f"cluster must be 'item' or 'model_item', not {shown(cluster)}.")
+    if not isinstance(df, pd.DataFrame):
+        raise TableError(f"a long table must be a pandas DataFrame, not {type(df).__name__}.")
+    if isinstance(min_items, bool) or not isinstance(min_items, int | np.integer) or min_items < 1:
+        raise AnalysisError(
+            f"min_items must be a whole number of at least 1, not {shown(min_items)}."
+        )
+
+
+def _load_table(df: pd.DataFrame, text: str) -> pd.DataFrame:
+    """The checked long table with the optional columns the analyses and the report use."""
+    optional = (
+        "gold",
+        "correct",
+        "scale",
+        "params",  # the variants' covariates of the budgeted estimates (issue 28)
+        *k_columns(df),
+        *formula_columns(df.columns, text),
+        *[c for c in REPORT_COLUMNS if c in df.columns],
+    )
+    return load(df, optional=optional)
+
+
+def _table_notes(t: pd.DataFrame) -> tuple[list[str], int]:
+    """The notes on the table itself (invalid rows, no original prompt) and the invalid count."""
+    notes: list[str] = []
+    valid = t["valid"].to_numpy(dtype=bool, na_value=False)
+    n_invalid = int((~valid).sum())
+    if n_invalid:
+        notes.append(
+            f"{n_invalid} of {len(t)} rows are invalid (valid == False) and were "
+            "excluded from every statistic (see invalid_rates and the sensitivity analysis)."
+        )
+    if not (t["category"] == REFERENCE).any():
+        notes.append(
+            "the table has no 'original' rows: flip rates, accuracy drop and the "
+            "original-answer tie rule have no reference."
+        )
+    return notes, n_invalid
 
 
 def analyze(
@@ -212,103 +243,29 @@ def analyze(
     >>> round(float(row["objective"]), 6) == round(float(hand["objective"]), 6)
     True
     """
-    if cluster not in ("item", "model_item"):
-        raise AnalysisError(f"cluster must be 'item' or 'model_item', not {shown(cluster)}.")
-    if not isinstance(df, pd.DataFrame):
-        raise TableError(f"a long table must be a pandas DataFrame, not {type(df).__name__}.")
-    if isinstance(min_items, bool) or not isinstance(min_items, int | np.integer) or min_items < 1:
-        raise AnalysisError(
-            f"min_items must be a whole number of at least 1, not {shown(min_items)}."
-        )
+    _check_arguments(df, cluster, min_items)
     text = TYPE_FORMULA if formula is None else formula
-    optional = (
-        "gold",
-        "correct",
-        "scale",
-        "params",  # the variants' covariates of the budgeted estimates (issue 28)
-        *k_columns(df),
-        *formula_columns(df.columns, text),
-        *[c for c in REPORT_COLUMNS if c in df.columns],
-    )
-    t = load(df, optional=optional)
+    t = _load_table(df, text)
     out = Path(out_dir)
     fams = list(families) if families is not None else list(FAMILY_ORDER)
-    notes: list[str] = []
-    valid = t["valid"].to_numpy(dtype=bool, na_value=False)
-    n_invalid = int((~valid).sum())
-    if n_invalid:
-        notes.append(
-            f"{n_invalid} of {len(t)} rows are invalid (valid == False) and were "
-            "excluded from every statistic (see invalid_rates and the sensitivity analysis)."
-        )
-    if not (t["category"] == REFERENCE).any():
-        notes.append(
-            "the table has no 'original' rows: flip rates, accuracy drop and the "
-            "original-answer tie rule have no reference."
-        )
+    notes, n_invalid = _table_notes(t)
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         ps = prompt_sets(t)
-        tables = agreement_tables(t, ps, n_boot, seed)
-        items = tables["agreement_items"]
-        _, only = shared_families(items)
-        shared = common_families(items)
-        for kind, cats in only.items():
-            if cats:
-                notes.append(
-                    f"only {kind} items have a defined agreement for {', '.join(cats)}; the "
-                    "objective - subjective comparisons (the 'all' rows, the headline) use the "
-                    f"families both types have, per model ({', '.join(shared) or 'none'} for "
-                    "every model)."
-                )
-        rates = invalid_rates(t)
-        tables["invalid_rates"] = rates
-        gaps = invalid_gaps(rates, invalid_margin)
-        warn = [
-            f"model {r.model!r}: {r.subjective:.0%} of subjective rows are invalid against "
-            f"{r.objective:.0%} of objective ones"
-            for r in gaps.itertuples()
-        ]
-        notes.extend(
-            f"{w}; compare with the sensitivity analysis (invalid answers counted as disagreement)."
-            for w in warn
+        tables, shared, only, warn = descriptive_tables(
+            t,
+            ps,
+            notes,
+            n_boot=n_boot,
+            seed=seed,
+            min_items=min_items,
+            invalid_margin=invalid_margin,
         )
-        tables["flip_rate"] = flips(ps)
-        tables["flip_summary"] = flip_summary(tables["flip_rate"])
-        pss_items_frame, k_source = _pss_items(ps)
-        tables["pss"] = summarize_pss(pss_items_frame)
-        tables["pss_items"] = pss_items_frame
-        if "ordinal" in set(pss_items_frame["score"]) and "lower bound" in k_source:
-            notes.append(
-                "PSS ordinal: some rows have neither n_options nor option_probs; their K "
-                "is the largest answer in the dataset + 1, a lower bound."
-            )
-        tables.update(accuracy_tables(t, ps))
-        tables["accuracy_vs_chance"] = accuracy_vs_chance(t)
-        tables["label_concentration"] = label_concentration(t)
-        tables.update(paired_tables(ps, len(tables["accuracy"]) > 0, min_items))
-        conf, points = confidence_sensitivity(t, pss_items_frame, min_items=min_items)
-        tables["confidence_sensitivity"] = conf
-        tables["confidence_items"] = points
-
-        type_model, dataset_model = fit_models(t, ps, text, cluster)
-        notes.extend(type_model.notes)
-        notes.extend(dataset_model.notes)
-        tables.update(type_model.tables)
-        tables.update(dataset_model.tables)
-        tables["covariance_rank"], more = rank_table([type_model, dataset_model])
-        notes.extend(more)
-        tables["contrasts"] = contrast_rows(
-            type_model.tables["contrasts"], items, fams, min_items=min_items
+        type_model, dataset_model = model_tables(
+            t, ps, tables, notes, text=text, cluster=cluster, fams=fams, min_items=min_items
         )
-        by_model, more = contrasts_by_model(t, fams, cluster=cluster, min_items=min_items, whole=ps)
-        tables["contrasts_by_model"] = by_model
-        notes.extend(more)
-        sens, more = sensitivity_contrasts(ps, text, cluster, fams, min_items)
-        tables["contrasts_invalid_as_disagreement"] = sens
-        notes.extend(more)
-        tables["fragile_items"] = fragile_items(t, items)
+        tables["fragile_items"] = fragile_items(t, tables["agreement_items"])
         design = {"budget": df.attrs["budget"]} if "budget" in df.attrs else None
         budgeted = budget_sections(t, design, n_boot=min(n_boot, 100), seed=seed)
         gold = "gold" in t.columns and t["gold"].notna().any()

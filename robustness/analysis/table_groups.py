@@ -16,18 +16,29 @@ import numpy as np
 import pandas as pd
 
 from analyses.accuracy import _accuracy_drop
-from analyses.agreement import items_frame
+from analyses.agreement import flips, items_frame
 from analyses.bootstrap import bootstrap_items
+from analyses.chance import accuracy_vs_chance, label_concentration
 from analyses.cochran import _cochran_q
+from analyses.confidence import confidence_sensitivity
 from analyses.covariance_rank import RANK_COLUMNS, covariance_rank
 from analyses.dataset_agreement import dataset_means
-from analyses.gee.family_contrasts import CONTRAST_COLUMNS, contrast_rows
+from analyses.flip_means import flip_summary
+from analyses.gee.family_contrasts import CONTRAST_COLUMNS, contrast_rows, contrasts_by_model
 from analyses.gee.fit import gee_loaded_or_plain
-from analyses.gee.paper_models import ModelFit
+from analyses.gee.paper_models import ModelFit, fit_models
 from analyses.paired import _mcnemar
 from analyses.prompt_sets import PromptSets, with_answers
+from analyses.pss import _pss_items, summarize_pss
 from analyses.table_input import REFERENCE, correct_column
-from analyses.type_comparison import invalid_as_disagreement, type_table
+from analyses.type_comparison import (
+    common_families,
+    invalid_as_disagreement,
+    invalid_gaps,
+    invalid_rates,
+    shared_families,
+    type_table,
+)
 from robustness.core.errors import RobustnessError
 from robustness.core.table.checked import mark
 
@@ -37,6 +48,8 @@ __all__ = [
     "BOOTSTRAP_COLUMNS",
     "accuracy_tables",
     "agreement_tables",
+    "descriptive_tables",
+    "model_tables",
     "paired_tables",
     "rank_table",
     "sensitivity_contrasts",
@@ -254,3 +267,129 @@ def rank_table(models: Sequence[ModelFit]) -> tuple[pd.DataFrame, list[str]]:
     if not frames:
         return pd.DataFrame(columns=["model", *RANK_COLUMNS]), notes
     return pd.concat(frames, ignore_index=True)[["model", *RANK_COLUMNS]], notes
+
+
+def descriptive_tables(
+    t: pd.DataFrame,
+    ps: PromptSets,
+    notes: list[str],
+    *,
+    n_boot: int,
+    seed: int,
+    min_items: int,
+    invalid_margin: float,
+) -> tuple[dict[str, pd.DataFrame], list[str], dict[str, list[str]], list[str]]:
+    """Agreement, invalid answers, flips, PSS, accuracy, paired tests and confidence.
+
+    Parameters
+    ----------
+    t, ps
+        The validated table and its prompt sets.
+    notes
+        The run's notes; the notes of these tables are appended to it.
+    n_boot, seed, min_items, invalid_margin
+        As :func:`robustness.analysis.pipeline.analyze`.
+
+    Returns
+    -------
+    tuple
+        The tables (file stem -> DataFrame: :func:`agreement_tables`' and
+        ``invalid_rates, flip_rate, flip_summary, pss, pss_items``, :func:`accuracy_tables`',
+        ``accuracy_vs_chance, label_concentration``, :func:`paired_tables`',
+        ``confidence_sensitivity, confidence_items``), the families both types have for
+        every model, the families only one type has (type -> families) and the
+        invalid-rate warnings.
+    """
+    tables = agreement_tables(t, ps, n_boot, seed)
+    items = tables["agreement_items"]
+    _, only = shared_families(items)
+    shared = common_families(items)
+    for kind, cats in only.items():
+        if cats:
+            notes.append(
+                f"only {kind} items have a defined agreement for {', '.join(cats)}; the "
+                "objective - subjective comparisons (the 'all' rows, the headline) use the "
+                f"families both types have, per model ({', '.join(shared) or 'none'} for "
+                "every model)."
+            )
+    rates = invalid_rates(t)
+    tables["invalid_rates"] = rates
+    gaps = invalid_gaps(rates, invalid_margin)
+    warn = [
+        f"model {r.model!r}: {r.subjective:.0%} of subjective rows are invalid against "
+        f"{r.objective:.0%} of objective ones"
+        for r in gaps.itertuples()
+    ]
+    notes.extend(
+        f"{w}; compare with the sensitivity analysis (invalid answers counted as disagreement)."
+        for w in warn
+    )
+    tables["flip_rate"] = flips(ps)
+    tables["flip_summary"] = flip_summary(tables["flip_rate"])
+    pss_items_frame, k_source = _pss_items(ps)
+    tables["pss"] = summarize_pss(pss_items_frame)
+    tables["pss_items"] = pss_items_frame
+    if "ordinal" in set(pss_items_frame["score"]) and "lower bound" in k_source:
+        notes.append(
+            "PSS ordinal: some rows have neither n_options nor option_probs; their K "
+            "is the largest answer in the dataset + 1, a lower bound."
+        )
+    tables.update(accuracy_tables(t, ps))
+    tables["accuracy_vs_chance"] = accuracy_vs_chance(t)
+    tables["label_concentration"] = label_concentration(t)
+    tables.update(paired_tables(ps, len(tables["accuracy"]) > 0, min_items))
+    conf, points = confidence_sensitivity(t, pss_items_frame, min_items=min_items)
+    tables["confidence_sensitivity"] = conf
+    tables["confidence_items"] = points
+    return tables, shared, only, warn
+
+
+def model_tables(
+    t: pd.DataFrame,
+    ps: PromptSets,
+    tables: dict[str, pd.DataFrame],
+    notes: list[str],
+    *,
+    text: str,
+    cluster: str,
+    fams: list[str],
+    min_items: int,
+) -> tuple[ModelFit, ModelFit]:
+    """Fit the type and dataset models; add their tables, the contrasts and their notes.
+
+    Parameters
+    ----------
+    t, ps
+        The validated table and its prompt sets.
+    tables
+        The run's tables so far (with ``agreement_items``); the models' tables,
+        ``covariance_rank``, ``contrasts``, ``contrasts_by_model`` and
+        ``contrasts_invalid_as_disagreement`` are added to it.
+    notes
+        The run's notes; the models' notes are appended to it.
+    text, cluster, fams, min_items
+        The type model's formula, the clusters, the study's families and the fewest
+        items per cell, as :func:`robustness.analysis.pipeline.analyze`.
+
+    Returns
+    -------
+    tuple of ModelFit
+        The type model and the dataset model.
+    """
+    type_model, dataset_model = fit_models(t, ps, text, cluster)
+    notes.extend(type_model.notes)
+    notes.extend(dataset_model.notes)
+    tables.update(type_model.tables)
+    tables.update(dataset_model.tables)
+    tables["covariance_rank"], more = rank_table([type_model, dataset_model])
+    notes.extend(more)
+    tables["contrasts"] = contrast_rows(
+        type_model.tables["contrasts"], tables["agreement_items"], fams, min_items=min_items
+    )
+    by_model, more = contrasts_by_model(t, fams, cluster=cluster, min_items=min_items, whole=ps)
+    tables["contrasts_by_model"] = by_model
+    notes.extend(more)
+    sens, more = sensitivity_contrasts(ps, text, cluster, fams, min_items)
+    tables["contrasts_invalid_as_disagreement"] = sens
+    notes.extend(more)
+    return type_model, dataset_model

@@ -4,7 +4,8 @@
 metadata, and optionally a published study to compare with) into a list of
 :class:`Section`; :mod:`robustness.report.write` renders the same list as HTML and as
 Markdown, so both say the same thing. Nothing here reads the long table: every number
-comes from the analysis result.
+comes from the analysis result. The Method section's sentences are made in
+:mod:`robustness.report.method`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from robustness.analysis.number_text import fmt
-from robustness.report.figures import category_order
+from robustness.report.method import floor_text as floor_text
+from robustness.report.method import method_text
 
 if TYPE_CHECKING:
     from robustness.analysis.result import AnalysisResult
@@ -41,102 +43,6 @@ class Section:
     title: str
     blocks: list[Block] = field(default_factory=list)
     key: str = ""
-
-
-def _models_line(m: Mapping[str, Any], entry: Mapping[str, Any]) -> str:
-    runner = entry.get("runner", {})
-    line = (
-        f"Model {m['name']}: backend {m['backend']}, model {m['model']}, mode "
-        f"{m['mode']}, dtype {runner.get('dtype', m.get('dtype'))}, batch size "
-        f"{runner.get('batch_size', m.get('batch_size'))}"
-        + (", chat template applied" if entry.get("chat") else "")
-        + "."
-    )
-    floor = entry.get("noise_floor")
-    if floor:
-        line += (
-            f" Noise floor: {floor['flips']} of {floor['k']} sampled prompts changed "
-            f"answer between one-at-a-time and batched scoring (max probability "
-            f"difference {floor['max_abs_prob_diff']:.1e}); sensitivity below "
-            "this level is numerics, not prompts."
-        )
-    return line
-
-
-def method_text(result: AnalysisResult, meta: Mapping[str, Any]) -> list[str]:
-    """Sentences describing how the table was made (from the study config when present)."""
-    study = meta.get("study") or {}
-    items = result.agreement_items
-    datasets = items.groupby(["dataset", "dataset_type"])["item_id"].nunique().reset_index()
-    parts = ", ".join(
-        f"{r.dataset} ({r.dataset_type}, {r.item_id} items)" for r in datasets.itertuples()
-    )
-    present = category_order([c for c in items["category"].unique() if c != "original"])
-    out = [f"Items: {parts}."]
-    if study:
-        asked = list(study.get("families") or present)
-        made = [f for f in asked if f in present]
-        none = [f for f in asked if f not in present]
-        out.append(
-            f"Perturbation families that produced variants: {', '.join(made) or 'none'}"
-            + (f"; asked for but with no variant on these items: {', '.join(none)}" if none else "")
-            + f". Up to {study.get('n_variants')} variants per family and item, plus the "
-            f"original prompt; seed {study.get('seed')}; {study.get('shots', 0)} few-shot "
-            "exemplars"
-            + (
-                f"; one instruction for every item: \u201c{study['instruction']}\u201d"
-                if study.get("instruction")
-                else ""
-            )
-            + "."
-        )
-        for m in study.get("models", []):
-            out.append(_models_line(m, (meta.get("models") or {}).get(m["name"], {})))
-        out += (
-            [f"Option order: {meta['option_order']['description']}."]
-            if meta.get("option_order")
-            else []
-        )
-    else:
-        models = sorted(items["model"].astype(str).unique())
-        out.append(
-            f"Perturbation categories in the table: {', '.join(present)}; models: "
-            f"{', '.join(models)} (the table carries no study configuration: it was made by "
-            "another tool)."
-        )
-    inference = result.fit.inference if result.fit is not None else "no fit"
-    out.append(
-        "Agreement C_i = max_y n_i(y) / N_i over the valid variants of one item and "
-        "category (Kamal et al. 2026, eq. 1); PSS after ProSA (Zhuo et al. 2024, eq. 1-2); "
-        "GEE: binomial, logit link, exchangeable working correlation, clusters = items, "
-        f"Wald tests of Type II and III with {inference} (the notes name each model's); "
-        "two models: "
-        f"the type model ({result.formula}) and the dataset model of Kamal et al.'s Table 3 "
-        f"({result.dataset_formula})."
-    )
-    out.append(floor_text(items))
-    if result.budget_method:
-        out.append(result.budget_method)
-    return out
-
-
-def floor_text(items: pd.DataFrame) -> str:
-    """The attainable minimum of C_i per category: 1/N_i with N_i valid variants."""
-    sets = items[(items["category"] != "original") & items["c_i"].notna()]
-    parts = []
-    for cat in category_order(list(sets["category"].unique())):
-        n = sets.loc[sets["category"] == cat, "n_valid"].astype(int)
-        lo, hi = int(n.min()), int(n.max())
-        span = f"N_i = {lo}" if lo == hi else f"N_i = {lo} to {hi}"
-        parts.append(
-            f"{cat} {span}, floor {1 / hi:.3f}" + ("" if lo == hi else f" to {1 / lo:.3f}")
-        )
-    return (
-        "The floor of C_i: with N_i valid variants C_i >= 1/N_i (two variants give 0.5 or 1), "
-        "so a mean C_i is read against its floor, not against 0: "
-        + ("; ".join(parts) or "no prompt set has two valid answers")
-        + "."
-    )
 
 
 def _interval(value: Any, low: Any, high: Any) -> str:
@@ -225,6 +131,269 @@ def _budget_section(result: AnalysisResult) -> Section:
     )
 
 
+def _figure(figures: Mapping[str, tuple[Any, str]], name: str) -> list[Block]:
+    """The figure ``name`` with its caption, or nothing when the report has no such figure."""
+    return [Block(figure=name, caption=figures[name][1])] if name in figures else []
+
+
+def _paper_section(paper: tuple[Any, pd.DataFrame, pd.DataFrame]) -> Section:
+    """The published study beside the run: its figures and its design against the run's."""
+    p, frame, plan = paper
+    return Section(
+        f"The paper beside the run: {p.title}",
+        [
+            Block(text=p.source),
+            Block(
+                table=frame,
+                caption="Published figures and the run's (models pooled, with 95% "
+                "item-bootstrap intervals, then each model); a figure is comparable "
+                "only where the designs match (see the design table)",
+            ),
+            Block(
+                table=plan,
+                caption="The run's design beside the paper's: a mean C_i has the floor "
+                "1/N_i, so a paper with another number of variants per family has "
+                "another floor; a chi-square on other df is another test",
+            ),
+        ],
+        "paper",
+    )
+
+
+def _agreement_section(result: AnalysisResult, figures: Mapping[str, tuple[Any, str]]) -> Section:
+    """Table 2 and the agreement figures."""
+    return Section(
+        "Agreement (Table 2, like for like)",
+        [
+            *table2_blocks(result),
+            *_figure(figures, "dataset_by_category"),
+            *_figure(figures, "type_by_category"),
+            *_figure(figures, "agreement_heatmap"),
+        ],
+        "agreement",
+    )
+
+
+def _chance_section(result: AnalysisResult) -> Section:
+    """Accuracy under the original prompt beside chance, and the most frequent label."""
+    return Section(
+        "Accuracy under the original prompt beside chance",
+        [
+            _table(
+                result.accuracy_vs_chance,
+                "Accuracy of each model on each dataset's original prompts with its exact "
+                "(Clopper-Pearson) 95% interval, beside chance (the mean of 1/K over the "
+                "items); a model at or below chance is guessing, and its agreement "
+                "measures a label or position preference, not the stability of a belief",
+            ),
+            _table(
+                result.label_concentration,
+                "The displayed label each model gives most often under the original "
+                "prompt, and on how many items",
+            ),
+        ],
+        "chance",
+    )
+
+
+def _models_section(result: AnalysisResult) -> Section:
+    """The GEE Wald tests of both models, marginal means, contrasts and their diagnostics."""
+    return Section(
+        "Models: GEE Wald tests, marginal means and contrasts",
+        [
+            Block(
+                table=_wald_pair(result.wald_type2, result.wald_type3),
+                caption=f"Type model ({result.formula}): Wald chi-square, Type II and III",
+            ),
+            Block(
+                table=_wald_pair(result.wald_dataset_type2, result.wald_dataset_type3),
+                caption=f"Dataset model, Kamal et al. Table 3 ({result.dataset_formula}): "
+                "Wald chi-square, Type II and III",
+            ),
+            _table(
+                result.marginal_means,
+                "Estimated marginal agreement, type model (delta-method 95% CI); "
+                "n_averaged: the reference-grid cells averaged into each mean (one per "
+                "level of the factors not shown, equal weights, as emmeans)",
+            ),
+            _table(
+                result.contrasts,
+                "Objective - subjective contrasts per family, type model (Holm); the "
+                "reason where there is no value",
+            ),
+            _table(
+                result.contrasts_by_model,
+                "The same, each model fitted on its own (agree ~ dataset_type * category)",
+            ),
+            _table(result.separation, "Cells with constant agreement (separation)"),
+            _table(
+                result.covariance_rank,
+                "Rank of each model's robust covariance: a Wald test is made on the "
+                "directions it spans; the coefficients in the missing ones, and why",
+            ),
+        ],
+        "models",
+    )
+
+
+def _rankings_section(result: AnalysisResult, figures: Mapping[str, tuple[Any, str]]) -> Section:
+    """How the models' order changes across prompts (two or more models)."""
+    return Section(
+        "Model rankings across prompts",
+        [
+            *_figure(figures, "model_ranks"),
+            _table(
+                result.ranking_swaps,
+                "Share of (variant, model pair) comparisons whose order differs from "
+                "the reference: the original prompt's accuracy order (objective items) "
+                "or the order by agreement with the original answer averaged over the "
+                "category's variants (subjective items); swap = reversed, change = "
+                "reversed or tied",
+            ),
+            _table(
+                result.ranking_concordance,
+                "Kendall's W of the model rankings across each category's variants "
+                "(tie-corrected) with a permutation p-value",
+            ),
+            _table(
+                result.spread_resolution,
+                "Spread as the error bar (FormatSpread): accuracy under the original "
+                "prompt and its spread over formats (original + formatting variants)",
+            ),
+            _table(
+                result.spread_pairs,
+                "Model pairs: unresolved when the original-prompt accuracy difference "
+                "is smaller than either model's spread over formats",
+            ),
+        ],
+        "rankings",
+    )
+
+
+def _invalid_section(result: AnalysisResult) -> Section:
+    """Invalid answers per model, type and category, and the sensitivity analysis."""
+    rates = result.invalid_rates
+    return Section(
+        "Invalid answers",
+        [
+            Block(
+                items=list(result.invalid_warnings)
+                or [
+                    f"no model's invalid rate differs between the types by more than "
+                    f"{result.invalid_margin:.0%}"
+                ]
+            ),
+            Block(
+                table=rates[rates["category"] == "all"] if len(rates) else rates,
+                caption="Invalid answers per model and dataset type, by reason",
+            ),
+            _table(
+                result.contrasts_invalid_as_disagreement,
+                "Sensitivity analysis: objective - subjective contrasts with every "
+                "invalid answer counted as disagreeing (type model, Holm)",
+            ),
+            Block(table=rates, caption="Invalid answers per model, type and category"),
+        ],
+        "invalid",
+    )
+
+
+def _flips_section(result: AnalysisResult) -> Section:
+    """Flip rates against the original prompt."""
+    return Section(
+        "Flip rates against the original prompt",
+        [
+            _table(
+                result.flip_summary,
+                "Mean share of a category's valid variants that change the original "
+                "prompt's answer, per model and dataset type (defined where agreement is "
+                "not: a family with one variant per item)",
+            )
+        ],
+        "flips",
+    )
+
+
+def _pss_section(result: AnalysisResult, figures: Mapping[str, tuple[Any, str]]) -> Section:
+    """Prompt sensitivity (PSS, ProSA)."""
+    return Section(
+        "Prompt sensitivity (PSS, ProSA)",
+        [
+            *_figure(figures, "pss_distribution"),
+            _table(result.pss, "PSS per model, dataset, category and score"),
+        ],
+        "pss",
+    )
+
+
+def _formats_section(result: AnalysisResult, figures: Mapping[str, tuple[Any, str]]) -> Section:
+    """Formats, confidence against sensitivity, and the paired tests."""
+    return Section(
+        "Formats, confidence and paired tests",
+        [
+            *_figure(figures, "format_accuracy"),
+            *_figure(figures, "confidence_vs_pss"),
+            _table(
+                result.confidence_sensitivity,
+                "Confidence vs sensitivity per model: Pearson r with n and p "
+                f"(not computed below {result.min_items} items)",
+            ),
+            _table(result.cochran, "Cochran's Q across categories per model and type"),
+            _table(result.mcnemar, "McNemar between models"),
+        ],
+        "formats",
+    )
+
+
+def _multi_prompt_section(result: AnalysisResult) -> Section:
+    """Accuracy over prompts (multi-prompt metrics)."""
+    return Section(
+        "Multi-prompt accuracy",
+        [
+            _table(
+                result.multi_prompt,
+                "Accuracy over prompts per model and dataset, each family (with the "
+                "original) and all prompts: mean (AvgP) and max (MaxP), CPS = MaxP x "
+                "(1 - (MaxP - AvgP)) (Mizrahi et al. 2024), quantiles over prompts "
+                "(PromptEval, Polo et al. 2024), worst case = items correct under every "
+                "prompt (HELM); 95% item-bootstrap intervals in tables/multi_prompt.csv",
+                [
+                    "model",
+                    "dataset",
+                    "scope",
+                    "n_prompts",
+                    "n_items",
+                    "mean",
+                    "max",
+                    "min",
+                    "cps",
+                    "worst_case",
+                    "q05",
+                    "q50",
+                    "q95",
+                ],
+            )
+        ],
+        "multi_prompt",
+    )
+
+
+def _posix_section() -> Section:
+    """Why POSIX is not in this report, and how to compute it."""
+    return Section(
+        "POSIX",
+        [
+            Block(
+                text="POSIX (Chatterjee et al. 2024) needs the log-likelihood of every "
+                "response under every prompt of an item; this table holds none. "
+                "Compute it with analyses.posix_from_runner on a model, or "
+                "analyses.posix_table on stored pair scores."
+            )
+        ],
+        "posix",
+    )
+
+
 def build(
     result: AnalysisResult,
     meta: Mapping[str, Any],
@@ -234,253 +403,24 @@ def build(
     paper: tuple[Any, pd.DataFrame, pd.DataFrame] | None = None,
 ) -> list[Section]:
     """Every section of the report, in reading order."""
-
-    def fig(name: str) -> list[Block]:
-        return [Block(figure=name, caption=figures[name][1])] if name in figures else []
-
     secs = [Section("Headline", [Block(items=head_lines)], "headline")]
     secs.append(Section("Method", [Block(text=s) for s in method_text(result, meta)], "method"))
     if paper is not None:
-        p, frame, plan = paper
-        secs.append(
-            Section(
-                f"The paper beside the run: {p.title}",
-                [
-                    Block(text=p.source),
-                    Block(
-                        table=frame,
-                        caption="Published figures and the run's (models pooled, with 95% "
-                        "item-bootstrap intervals, then each model); a figure is comparable "
-                        "only where the designs match (see the design table)",
-                    ),
-                    Block(
-                        table=plan,
-                        caption="The run's design beside the paper's: a mean C_i has the floor "
-                        "1/N_i, so a paper with another number of variants per family has "
-                        "another floor; a chi-square on other df is another test",
-                    ),
-                ],
-                "paper",
-            )
-        )
-    secs.append(
-        Section(
-            "Agreement (Table 2, like for like)",
-            [
-                *table2_blocks(result),
-                *fig("dataset_by_category"),
-                *fig("type_by_category"),
-                *fig("agreement_heatmap"),
-            ],
-            "agreement",
-        )
-    )
-    secs.append(
-        Section(
-            "Accuracy under the original prompt beside chance",
-            [
-                _table(
-                    result.accuracy_vs_chance,
-                    "Accuracy of each model on each dataset's original prompts with its exact "
-                    "(Clopper-Pearson) 95% interval, beside chance (the mean of 1/K over the "
-                    "items); a model at or below chance is guessing, and its agreement "
-                    "measures a label or position preference, not the stability of a belief",
-                ),
-                _table(
-                    result.label_concentration,
-                    "The displayed label each model gives most often under the original "
-                    "prompt, and on how many items",
-                ),
-            ],
-            "chance",
-        )
-    )
-    secs.append(
-        Section(
-            "Models: GEE Wald tests, marginal means and contrasts",
-            [
-                Block(
-                    table=_wald_pair(result.wald_type2, result.wald_type3),
-                    caption=f"Type model ({result.formula}): Wald chi-square, Type II and III",
-                ),
-                Block(
-                    table=_wald_pair(result.wald_dataset_type2, result.wald_dataset_type3),
-                    caption=f"Dataset model, Kamal et al. Table 3 ({result.dataset_formula}): "
-                    "Wald chi-square, Type II and III",
-                ),
-                _table(
-                    result.marginal_means,
-                    "Estimated marginal agreement, type model (delta-method 95% CI); "
-                    "n_averaged: the reference-grid cells averaged into each mean (one per "
-                    "level of the factors not shown, equal weights, as emmeans)",
-                ),
-                _table(
-                    result.contrasts,
-                    "Objective - subjective contrasts per family, type model (Holm); the "
-                    "reason where there is no value",
-                ),
-                _table(
-                    result.contrasts_by_model,
-                    "The same, each model fitted on its own (agree ~ dataset_type * category)",
-                ),
-                _table(result.separation, "Cells with constant agreement (separation)"),
-                _table(
-                    result.covariance_rank,
-                    "Rank of each model's robust covariance: a Wald test is made on the "
-                    "directions it spans; the coefficients in the missing ones, and why",
-                ),
-            ],
-            "models",
-        )
-    )
+        secs.append(_paper_section(paper))
+    secs.append(_agreement_section(result, figures))
+    secs.append(_chance_section(result))
+    secs.append(_models_section(result))
     if result.has_ranking:  # two or more models (issue 15)
-        secs.append(
-            Section(
-                "Model rankings across prompts",
-                [
-                    *fig("model_ranks"),
-                    _table(
-                        result.ranking_swaps,
-                        "Share of (variant, model pair) comparisons whose order differs from "
-                        "the reference: the original prompt's accuracy order (objective items) "
-                        "or the order by agreement with the original answer averaged over the "
-                        "category's variants (subjective items); swap = reversed, change = "
-                        "reversed or tied",
-                    ),
-                    _table(
-                        result.ranking_concordance,
-                        "Kendall's W of the model rankings across each category's variants "
-                        "(tie-corrected) with a permutation p-value",
-                    ),
-                    _table(
-                        result.spread_resolution,
-                        "Spread as the error bar (FormatSpread): accuracy under the original "
-                        "prompt and its spread over formats (original + formatting variants)",
-                    ),
-                    _table(
-                        result.spread_pairs,
-                        "Model pairs: unresolved when the original-prompt accuracy difference "
-                        "is smaller than either model's spread over formats",
-                    ),
-                ],
-                "rankings",
-            )
-        )
-    rates = result.invalid_rates
-    secs.append(
-        Section(
-            "Invalid answers",
-            [
-                Block(
-                    items=list(result.invalid_warnings)
-                    or [
-                        f"no model's invalid rate differs between the types by more than "
-                        f"{result.invalid_margin:.0%}"
-                    ]
-                ),
-                Block(
-                    table=rates[rates["category"] == "all"] if len(rates) else rates,
-                    caption="Invalid answers per model and dataset type, by reason",
-                ),
-                _table(
-                    result.contrasts_invalid_as_disagreement,
-                    "Sensitivity analysis: objective - subjective contrasts with every "
-                    "invalid answer counted as disagreeing (type model, Holm)",
-                ),
-                Block(table=rates, caption="Invalid answers per model, type and category"),
-            ],
-            "invalid",
-        )
-    )
-    secs.append(
-        Section(
-            "Flip rates against the original prompt",
-            [
-                _table(
-                    result.flip_summary,
-                    "Mean share of a category's valid variants that change the original "
-                    "prompt's answer, per model and dataset type (defined where agreement is "
-                    "not: a family with one variant per item)",
-                )
-            ],
-            "flips",
-        )
-    )
-    secs.append(
-        Section(
-            "Prompt sensitivity (PSS, ProSA)",
-            [
-                *fig("pss_distribution"),
-                _table(result.pss, "PSS per model, dataset, category and score"),
-            ],
-            "pss",
-        )
-    )
-    secs.append(
-        Section(
-            "Formats, confidence and paired tests",
-            [
-                *fig("format_accuracy"),
-                *fig("confidence_vs_pss"),
-                _table(
-                    result.confidence_sensitivity,
-                    "Confidence vs sensitivity per model: Pearson r with n and p "
-                    f"(not computed below {result.min_items} items)",
-                ),
-                _table(result.cochran, "Cochran's Q across categories per model and type"),
-                _table(result.mcnemar, "McNemar between models"),
-            ],
-            "formats",
-        )
-    )
+        secs.append(_rankings_section(result, figures))
+    secs.append(_invalid_section(result))
+    secs.append(_flips_section(result))
+    secs.append(_pss_section(result, figures))
+    secs.append(_formats_section(result, figures))
     if result.variant_quantiles is not None:
         secs.append(_budget_section(result))
     if result.multi_prompt is not None:
-        secs.append(
-            Section(
-                "Multi-prompt accuracy",
-                [
-                    _table(
-                        result.multi_prompt,
-                        "Accuracy over prompts per model and dataset, each family (with the "
-                        "original) and all prompts: mean (AvgP) and max (MaxP), CPS = MaxP x "
-                        "(1 - (MaxP - AvgP)) (Mizrahi et al. 2024), quantiles over prompts "
-                        "(PromptEval, Polo et al. 2024), worst case = items correct under every "
-                        "prompt (HELM); 95% item-bootstrap intervals in tables/multi_prompt.csv",
-                        [
-                            "model",
-                            "dataset",
-                            "scope",
-                            "n_prompts",
-                            "n_items",
-                            "mean",
-                            "max",
-                            "min",
-                            "cps",
-                            "worst_case",
-                            "q05",
-                            "q50",
-                            "q95",
-                        ],
-                    )
-                ],
-                "multi_prompt",
-            )
-        )
-    secs.append(
-        Section(
-            "POSIX",
-            [
-                Block(
-                    text="POSIX (Chatterjee et al. 2024) needs the log-likelihood of every "
-                    "response under every prompt of an item; this table holds none. "
-                    "Compute it with analyses.posix_from_runner on a model, or "
-                    "analyses.posix_table on stored pair scores."
-                )
-            ],
-            "posix",
-        )
-    )
+        secs.append(_multi_prompt_section(result))
+    secs.append(_posix_section())
     if notes:
         secs.append(Section("Notes", [Block(items=notes, note=True)], "notes"))
     return secs
