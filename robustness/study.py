@@ -271,6 +271,23 @@ def load_study(path: str | Path) -> StudyConfig:
     return study_from_dict(data, source=str(path), base_dir=path.parent.resolve())
 
 
+def _check_family_parameters(fam_params: Mapping[str, Any], source: str) -> None:
+    """Raise :class:`StudyError` for a family parameter the family does not take or a bad value."""
+    import perturbations  # noqa: F401  (registers the families whose parameters are checked)
+    from perturbations.base import REGISTRY
+
+    for fam, params in fam_params.items():
+        known = REGISTRY[fam].parameters()
+        unknown = sorted(set(params) - set(known))
+        if unknown:
+            raise StudyError(
+                f"{source}: [perturbations.{fam}] has no parameter "
+                f"{unknown[0]!r}; it takes {', '.join(sorted(known)) or 'none'}."
+            )
+        for key, value in params.items():
+            check_parameter(f"{source}: [perturbations.{fam}] {key}", key, value, known[key])
+
+
 def study_from_dict(
     data: Mapping[str, Any], source: str = "study", base_dir: str | Path = "."
 ) -> StudyConfig:
@@ -348,19 +365,7 @@ def study_from_dict(
             f"{source}: [output] table {table!r} must end in .parquet (the table "
             "keeps its metadata there; run with --csv for a CSV copy)."
         )
-    import perturbations  # noqa: F401  (registers the families whose parameters are checked)
-    from perturbations.base import REGISTRY
-
-    for fam, params in fam_params.items():
-        known = REGISTRY[fam].parameters()
-        unknown = sorted(set(params) - set(known))
-        if unknown:
-            raise StudyError(
-                f"{source}: [perturbations.{fam}] has no parameter "
-                f"{unknown[0]!r}; it takes {', '.join(sorted(known)) or 'none'}."
-            )
-        for key, value in params.items():
-            check_parameter(f"{source}: [perturbations.{fam}] {key}", key, value, known[key])
+    _check_family_parameters(fam_params, source)
     return StudyConfig(
         name=name,
         seed=seed,
