@@ -196,25 +196,7 @@ def run_power(
     )
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
-    info: dict[str, Any] = {
-        "effects": effects.agreement.to_dict("records"),
-        "correlation": effects.correlation,
-        "source": effects.source,
-        "design": {
-            "items_per_dataset": items,
-            "variants_per_family": design.variants_per_family,
-            "models": design.models,
-            "datasets_per_type": list(design.datasets_per_type),
-            "from": source,
-        },
-        "design_line": design_line(planned, source),
-        "sims": sims,
-        "alpha": alpha,
-        "cov_type": cov_type,
-        "test": test,
-        "seed": seed,
-        "notes": list(effects.notes),
-    }
+    info = _run_info(effects, design, planned, source, sims, alpha, cov_type, test, seed)
     with _progress(console) as tick:
         if solve == "items":
             res = solve_items(
@@ -228,18 +210,7 @@ def run_power(
                 **kwargs,
             )
             table = res.table
-            info["solve"] = {
-                "items": res.items,
-                "target": target,
-                "terms": res.terms,
-                "power": res.power_at,
-                "mc_se": res.mc_se_at,
-                "power_below": res.power_below,
-                "mc_se_below": res.mc_se_below,
-                "sims": res.sims,
-                "clear": res.clear,
-                "statement": res.statement,
-            }
+            info["solve"] = _solve_info(res, target)
         else:
             total = sims * len(items)
             tick(0, total)
@@ -250,6 +221,55 @@ def run_power(
     (folder / "power.json").write_text(json.dumps(info, indent=2, default=str))
     _print(console, table, info, folder)
     return table
+
+
+def _run_info(
+    effects: Any,
+    design: Any,
+    planned: dict[str, Any],
+    source: dict[str, str],
+    sims: int,
+    alpha: float,
+    cov_type: str,
+    test: str,
+    seed: int,
+) -> dict[str, Any]:
+    """What power.json records of the run: the effects, the design simulated and the options."""
+    return {
+        "effects": effects.agreement.to_dict("records"),
+        "correlation": effects.correlation,
+        "source": effects.source,
+        "design": {
+            "items_per_dataset": [int(n) for n in planned["items"]],
+            "variants_per_family": design.variants_per_family,
+            "models": design.models,
+            "datasets_per_type": list(design.datasets_per_type),
+            "from": source,
+        },
+        "design_line": design_line(planned, source),
+        "sims": sims,
+        "alpha": alpha,
+        "cov_type": cov_type,
+        "test": test,
+        "seed": seed,
+        "notes": list(effects.notes),
+    }
+
+
+def _solve_info(res: Any, target: float) -> dict[str, Any]:
+    """What power.json records of ``--solve items``'s answer and its Monte Carlo uncertainty."""
+    return {
+        "items": res.items,
+        "target": target,
+        "terms": res.terms,
+        "power": res.power_at,
+        "mc_se": res.mc_se_at,
+        "power_below": res.power_below,
+        "mc_se_below": res.mc_se_below,
+        "sims": res.sims,
+        "clear": res.clear,
+        "statement": res.statement,
+    }
 
 
 class _progress:
