@@ -174,5 +174,5 @@ def test_a_killed_run_resumed_on_ray_with_a_killed_worker_loses_nothing(
         print(
             f"\n[vllm_engine] resume: {kept}/{total} answers kept from the killed run, worker "
             f"{busy[0]} killed with {at_kill} stored; largest probability difference from the "
-            f"session engine {largest:.2e}"
+            f"session engine {largest:.2e}; Ray: {meta['ray']}"
         )
