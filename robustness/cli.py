@@ -130,6 +130,7 @@ def run_command(
         workers,
         max_error_rate=max_error_rate,
         budget=budget,
+        keep_going=keep_going,
     )
     if problems and not keep_going:
         raise typer.Exit(1)

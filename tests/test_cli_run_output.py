@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -107,6 +108,46 @@ def test_ctrl_c_is_one_line_with_the_cached_count_and_the_resume_command(
         rf"robustness run {re.escape(str(study))} --limit 3 --noise-floor 4 --csv",
         err[0],
     ), err[0]
+
+
+def _interrupted(monkeypatch, args: list[str]) -> tuple[str, dict]:
+    """Run ``robustness run ARGS`` through the CLI, stopped by Ctrl-C at once: the resume
+    command it printed and the options the run itself was given."""
+    seen: dict = {}
+
+    def fake_run_study(config, *, progress, **kw):
+        seen.update(kw)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(run_cmd, "run_study", fake_run_study)
+    result = CliRunner().invoke(app, ["run", *args])
+    assert result.exit_code == 130, result.output
+    line = result.stderr.strip().splitlines()[-1]
+    return line.split("; resume with: ", 1)[1], seen
+
+
+def test_the_resume_command_carries_every_run_option_the_user_gave(tmp_path, monkeypatch):
+    study = tmp_path / "s.toml"
+    study.write_text('[study]\nname = "s"\n[output]\ntable = "out/s.parquet"\n')
+    given = ["--no-resume", "--limit", "3", "--noise-floor", "4", "--csv", "--ray", "local"]
+    given += ["--workers", "3", "--max-error-rate", "0.2", "--budget", "0.5", "--keep-going"]
+    again, first = _interrupted(monkeypatch, [str(study), *given])
+    words = shlex.split(again)
+    assert words[:3] == ["robustness", "run", str(study)]
+    for flag in ("--max-error-rate", "--keep-going", "--budget", "--workers", "--csv"):
+        assert words.count(flag) == 1, (flag, again)
+    assert "--resume" not in words and "--no-resume" not in words  # resuming is the default
+    # the printed command, run in turn, runs the same study (now resuming) and prints itself
+    same, second = _interrupted(monkeypatch, words[2:])
+    assert same == again
+    assert second == {**first, "resume": True}
+
+
+def test_the_resume_command_names_no_option_left_at_its_default(tmp_path, monkeypatch):
+    study = tmp_path / "s.toml"
+    study.write_text('[study]\nname = "s"\n[output]\ntable = "out/s.parquet"\n')
+    again, _ = _interrupted(monkeypatch, [str(study), "--max-error-rate", "0.05"])
+    assert again == shlex.join(["robustness", "run", str(study)])
 
 
 @pytest.mark.slow  # a real run in a child process, interrupted (about 20 s of CPU)

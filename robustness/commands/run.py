@@ -28,6 +28,8 @@ from robustness.progress import LineProgress, interactive, progress_bars
 from robustness.run import run_study
 from robustness.study import StudyConfig, load_study
 
+MAX_ERROR_RATE = 0.05  # the default of --max-error-rate
+
 
 def _error_rows(table: pd.DataFrame) -> pd.Series:
     if "invalid_reason" not in table.columns or not len(table):
@@ -40,7 +42,7 @@ def _reason(invalid_reason: str) -> str:
     return for_terminal(str(invalid_reason).removeprefix("error:").strip(), 300)
 
 
-def run_problems(table: pd.DataFrame, max_error_rate: float = 0.05) -> list[str]:
+def run_problems(table: pd.DataFrame, max_error_rate: float = MAX_ERROR_RATE) -> list[str]:
     """Why a run failed, one sentence per failure (empty: it did not).
 
     A model fails when it answered none of its prompts (every row is an error row); the run
@@ -126,8 +128,15 @@ def resume_command(
     ray: str | None,
     workers: int,
     budget: float | None = None,
+    *,
+    max_error_rate: float = MAX_ERROR_RATE,
+    keep_going: bool = False,
 ) -> str:
-    """The shell command that resumes an interrupted run (resuming is the default)."""
+    """The shell command that resumes an interrupted run (resuming is the default).
+
+    It repeats every run option the user gave that is not at its default, so the resumed run
+    asks the same prompts and fails (or not) by the same rules; ``--resume`` is left out.
+    """
     args = ["robustness", "run", study]
     if limit is not None:
         args += ["--limit", str(limit)]
@@ -139,6 +148,10 @@ def resume_command(
         args += ["--ray", ray, "--workers", str(workers)]
     if budget is not None:
         args += ["--budget", str(budget)]
+    if max_error_rate != MAX_ERROR_RATE:
+        args += ["--max-error-rate", str(max_error_rate)]
+    if keep_going:
+        args.append("--keep-going")
     return shlex.join(args)
 
 
@@ -164,15 +177,17 @@ def run_command(
     ray: str | None = None,
     workers: int = 2,
     *,
-    max_error_rate: float = 0.05,
+    max_error_rate: float = MAX_ERROR_RATE,
     console: Console | None = None,
     progress_interval: float = 30.0,
     clock: Callable[[], float] = time.monotonic,
     budget: float | None = None,
+    keep_going: bool = False,
 ) -> list[str]:
     """Run the study, write its table, print the summary; return why the run failed (if it
     did, see :func:`run_problems`).  ``progress_interval`` and ``clock`` set the plain
-    progress lines printed when ``console`` is not a terminal."""
+    progress lines printed when ``console`` is not a terminal; ``keep_going`` (the caller
+    decides the exit code) only goes into the resume command printed at Ctrl-C."""
     config = load_study(study)
     console = console or Console()
     update: Any
@@ -197,7 +212,17 @@ def run_command(
                 budget=budget,
             )
     except KeyboardInterrupt:
-        again = resume_command(study, limit, noise_floor, csv, ray, workers, budget)
+        again = resume_command(
+            study,
+            limit,
+            noise_floor,
+            csv,
+            ray,
+            workers,
+            budget,
+            max_error_rate=max_error_rate,
+            keep_going=keep_going,
+        )
         print(
             f"interrupted: {cached_answers(config):,} answers are safely cached in "
             f"{for_terminal(config.cache_path, None)}; resume with: {for_terminal(again, None)}",
