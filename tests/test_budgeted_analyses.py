@@ -114,3 +114,31 @@ def test_the_analyze_command_reads_the_budget_and_the_report_shows_the_estimates
     assert result.multi_prompt is None
     md = paths["md"].read_text()
     assert "Variant estimates" in md and "Withheld on a budgeted table" in md
+
+
+def test_the_budget_sentence_is_said_once_in_the_console_and_the_report(full, tmp_path):
+    """The headline keeps it; the notes do not repeat it (report.md, report.html, console)."""
+    import io
+    import json
+
+    from rich.console import Console
+
+    from robustness.commands.analyze import analyze_table
+    from robustness.core.table import write_parquet
+
+    sparse = sparse_of(full, share=0.35, seed=1)
+    design = {"fraction": 0.6, "n_asked": 40, "n_grid": 114, "seed": 0}
+    path = write_parquet(sparse, tmp_path / "table.parquet", {"budget": design})
+    buf = io.StringIO()
+    result, paths = analyze_table(
+        path, tmp_path / "out", console=Console(file=buf, width=400), n_boot=20
+    )
+    sentence = "Budgeted study: 60% of the prompt grid"
+    assert result.budget_headline.startswith(sentence)
+    assert sentence not in " ".join(result.notes)
+    md = paths["md"].read_text()
+    assert md.count(sentence) == 1 and sentence in md.split("## ", 2)[1]  # in the headline
+    assert paths["html"].read_text().count(sentence) == 1
+    assert buf.getvalue().count(sentence) == 1
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["budget_headline"] == result.budget_headline

@@ -77,6 +77,8 @@ def print_summary(res: AnalysisResult, console: Any = None) -> None:
         f"[bold]robustness analyze[/bold]: {res.n_rows} rows, {res.n_models} model(s), "
         f"{res.n_items} item(s); {res.n_invalid} invalid row(s) excluded"
     )
+    if res.budget_headline:  # the headline's sentence; the notes do not repeat it
+        con.print(_plain(res.budget_headline))
     tab2 = res.agreement_by_model_type_category
     t = Table(
         title="Mean agreement C_i per model (Kamal et al. eq. 1; 'all' = shared families)",

@@ -67,7 +67,8 @@ def _fit_summary(m: ModelFit) -> dict[str, Any] | None:
 
 
 def write_summary(res: AnalysisResult, out: Path, models: Sequence[ModelFit]) -> None:
-    """``out/summary.json``: counts, formulas, notes, both fits' diagnostics, the files.
+    """``out/summary.json``: counts, formulas, the budget sentence ("" on a full table), notes,
+    both fits' diagnostics, the files.
 
     Parameters
     ----------
@@ -90,6 +91,7 @@ def write_summary(res: AnalysisResult, out: Path, models: Sequence[ModelFit]) ->
         "n_items": res.n_items,
         "formula": res.formula,
         "cluster": res.cluster,
+        "budget_headline": res.budget_headline,
         "notes": res.notes,
         "shared_families": res.shared_families,
         "gee": _fit_summary(models[0]),

@@ -279,7 +279,6 @@ def analyze(
         notes.append(f"warning from {w.category.__name__}: {w.message}")
 
     if budgeted is not None:  # a sparse table (issue 28): estimates instead of the full grid
-        notes.insert(0, budgeted["headline"])
         for name in ("budget_design", "variant_estimates", "variant_quantiles", "withheld"):
             tables[name] = budgeted[name]
     n_items = int(ps.keys[["dataset", "item_id"]].drop_duplicates().shape[0])
