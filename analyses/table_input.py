@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from robustness.core.table import ANALYSIS_COLUMNS, TableError, validate
+from robustness.core.table import ANALYSIS_COLUMNS, REPEAT_COLUMNS, TableError, validate
 from robustness.core.table.checked import is_checked, mark
 
 REFERENCE = "original"
@@ -30,7 +30,8 @@ def load(
     """Validate the columns an analysis needs and return them normalised.
 
     ``extra`` columns are required on top of :data:`ANALYSIS_COLUMNS`;
-    ``optional`` ones are kept (and checked) when present. A table that
+    ``optional`` ones are kept (and checked) when present, as are ``study`` and the
+    :data:`~robustness.core.table.REPEAT_COLUMNS`. A table that
     :func:`robustness.core.table.validate` returned (``read_table``, ``write_parquet``'s
     input) and that has not changed since is not checked again: its columns are taken as
     they are (:mod:`robustness.core.table.checked`).
@@ -39,8 +40,9 @@ def load(
         raise TableError(f"a long table must be a pandas DataFrame, not {type(df).__name__}.")
     required = list(dict.fromkeys([*ANALYSIS_COLUMNS, *extra]))
     keep = list(dict.fromkeys([*required, *optional]))
-    if "study" in df.columns and "study" not in keep:
-        keep.append("study")
+    for name in ("study", *REPEAT_COLUMNS):  # what validate needs to check the originals
+        if name in df.columns and name not in keep:
+            keep.append(name)
     if any(c not in df.columns for c in required):
         validate(df.head(0), required)  # raises, naming the missing columns and those present
     columns = [c for c in keep if c in df.columns]

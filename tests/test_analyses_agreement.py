@@ -94,10 +94,11 @@ def test_three_way_tie_and_original_among_modes():
 
 
 def test_original_majority_uses_smallest_on_its_own_tie():
+    # two original rows of one item are two samples of it: the table says so (its epoch)
     t = table(
         [("m", "q", "objective", "original", a) for a in (2, 1)]
         + [("m", "q", "objective", "formatting", a) for a in (2, 1)]
-    )
+    ).assign(epoch=[1, 2, 1, 2])
     res = item_agreement(t)
     assert group(res, "q", "original").majority == 1
     assert group(res, "q", "formatting").majority == 1

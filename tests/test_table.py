@@ -124,6 +124,7 @@ def test_large_tables_validate_vectorised():
     t = table(2)
     big = t.loc[np.repeat(t.index, 50_000)].reset_index(drop=True)
     big["variant_id"] = [f"v/{i}" for i in range(len(big))]
+    big["item_id"] = [f"q{i % 50_000}" for i in range(len(big))]  # one original per item
     assert len(validate(big)) == 100_000
 
 
@@ -134,3 +135,30 @@ def test_csv_keeps_text_that_looks_like_numbers_or_missing_values(tmp_path):
     back = read_table(write_csv(t, tmp_path / "t.csv"), required=None)
     assert back["raw_output"].tolist() == ["NA", "None", "1", "null"]
     assert back["dataset"].eq("001").all() and back["label"].eq("B").all()
+
+
+def test_two_original_rows_of_one_item_and_model_are_refused_naming_both_rows():
+    twice = table().assign(
+        category=["original", "framing", "original", "framing"],
+        variant_id=["original/0", "framing/0", "original/1", "framing/2"],
+    )
+    with pytest.raises(TableError) as info:
+        validate(twice)
+    message = str(info.value)
+    assert message.startswith("column 'category': model 'm', dataset 'd', item 'q1' has 2 ")
+    assert "rows 0 and 2" in message and "\n" not in message
+
+
+def test_one_original_per_model_study_or_repeat_column_is_accepted():
+    two = table().assign(category=["original", "framing", "original", "framing"])
+    other_model = two.assign(model=["m", "m", "n", "n"], variant_id="original/0")
+    other_model.loc[[1, 3], "variant_id"] = "framing/0"
+    assert len(validate(other_model)) == 4
+    assert len(validate(other_model.assign(model="m", study=["s", "s", "t", "t"]))) == 4
+    by_epoch = other_model.assign(model="m", epoch=[1, 1, 2, 2])
+    by_epoch.loc[2:, "variant_id"] = ["original/1", "framing/1"]
+    assert len(validate(by_epoch)) == 4
+    with pytest.raises(TableError, match="item 'q1', epoch 1 has 2 original rows"):
+        validate(by_epoch.assign(epoch=1))
+    with pytest.raises(TableError, match=r"epoch None has 2 original rows \(rows 0 and 2\)"):
+        validate(by_epoch.assign(epoch=None))

@@ -36,6 +36,7 @@ from robustness.core.table.schema import (
     METADATA_KEY,
     MODES,
     OPTIONAL_EXTRAS,
+    REPEAT_COLUMNS,
     SCALES,
     Column,
 )
@@ -49,6 +50,7 @@ __all__ = [
     "METADATA_KEY",
     "MODES",
     "OPTIONAL_EXTRAS",
+    "REPEAT_COLUMNS",
     "SCALES",
     "Column",
     "TableError",

@@ -21,6 +21,7 @@ from robustness.core.table.schema import (
     KEY_COLUMNS,
     MODES,
     OPTIONAL_EXTRAS,
+    REPEAT_COLUMNS,
     SCALES,
 )
 from robustness.core.table.values import COERCE, fail, where
@@ -153,6 +154,7 @@ def validate(
     if "option_probs" in t.columns:
         _check_probs(t)
     _check_nesting(t)
+    _check_originals(t)
 
     keys = [c for c in KEY_COLUMNS if c in t.columns]
     dup = t.duplicated(subset=keys, keep=False).to_numpy() if keys else np.zeros(len(t), bool)
@@ -167,6 +169,39 @@ def validate(
             "are duplicated)."
         )
     return mark(t)
+
+
+def _check_originals(t: pd.DataFrame) -> None:
+    """At most one ``original`` row per study, model, dataset and item (and repeat column).
+
+    The original prompt is the one reference of flip rates, accuracy drops and POSIX; a second
+    one (another ``variant_id``) is named with the rows of both.
+    """
+    keys = ["model", "dataset", "item_id"]
+    if not set(keys) <= set(t.columns) or "category" not in t.columns:
+        return
+    keys = [c for c in ("study", *keys, *REPEAT_COLUMNS) if c in t.columns]
+    orig = t.loc[(t["category"] == "original").fillna(False).to_numpy(dtype=bool), keys]
+    twice = orig.duplicated(subset=keys, keep=False).to_numpy()
+    if not twice.any():
+        return
+    dup = orig[twice]
+    first = dup.iloc[0]
+    group = dup.groupby(keys, dropna=False, sort=False).ngroup().to_numpy()
+    rows = [int(r) for r in dup.index[group == group[0]]]  # positions: t has a plain index
+    listed = (
+        ", ".join(map(str, rows[:-1])) + f" and {rows[-1]}"
+        if len(rows) <= 5
+        else (", ".join(map(str, rows[:5])) + f" and {len(rows) - 5} more")
+    )
+    repeat = [c for c in REPEAT_COLUMNS if c in keys]
+    raise TableError(
+        f"column 'category': model {shown(first['model'], 60)}, dataset "
+        f"{shown(first['dataset'], 60)}, item {shown(first['item_id'], 60)}"
+        + "".join(f", {c} {shown(first[c], 40)}" for c in repeat)
+        + f" has {len(rows)} original rows (rows {listed}); an item has one original prompt "
+        "per model (repeated samples of it are another category, e.g. 'resample')."
+    )
 
 
 def _check_values(t: pd.DataFrame, column: str, allowed: frozenset[str]) -> None:

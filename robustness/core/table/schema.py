@@ -19,6 +19,7 @@ __all__ = [
     "METADATA_KEY",
     "MODES",
     "OPTIONAL_EXTRAS",
+    "REPEAT_COLUMNS",
     "SCALES",
     "Column",
 ]
@@ -95,6 +96,10 @@ OPTIONAL_EXTRAS: tuple[str, ...] = (
 
 #: The columns that identify a row; no two rows may share them.
 KEY_COLUMNS: tuple[str, ...] = ("study", "model", "dataset", "item_id", "category", "variant_id")
+
+#: Columns of a table made elsewhere that tell repeated samples of one prompt apart: an item
+#: may have one ``original`` row per value of each (validate checks it; analyses keep them).
+REPEAT_COLUMNS: tuple[str, ...] = ("epoch", "repeat")
 
 DATASET_TYPES = frozenset(names.DATASET_TYPES)
 MODES = frozenset(names.MODES)
