@@ -67,7 +67,43 @@ def get_json(url: str, timeout: float = 2.0) -> tuple[int, Any]:
         return status, None
 
 
-class ModelServer:
+class ServerProcess:
+    """A server in its own process group that writes to ``log``: the end of the log, and
+    stopping the group (TERM, then KILL after ``stop_wait`` seconds), for :class:`ModelServer`
+    and ``helpers.vllm_engine.VLLMServer``, which start the process and set ``process``."""
+
+    log: Path
+    process: subprocess.Popen[bytes] | None
+    stop_wait = 10.0  # seconds between TERM and KILL
+    tail_chars = 4000  # what log_tail shows by default
+
+    def log_tail(self, n: int | None = None) -> str:
+        """The last ``n`` (default ``tail_chars``) characters of the log, or ``(no log)``."""
+        try:
+            text = self.log.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return "(no log)"
+        return text[-(self.tail_chars if n is None else n) :]
+
+    def stop(self) -> None:
+        """End the server's process group (nothing when it was not started or has exited)."""
+        process, self.process = self.process, None
+        if process is None or process.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=self.stop_wait)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class ModelServer(ServerProcess):
     """``transformers serve FOLDER`` on a free loopback port, pinned to that model.
 
     The model's name on the server is the folder's path (``model``). ``start`` waits until
@@ -161,30 +197,8 @@ class ModelServer:
             f"transformers serve did not answer within {timeout:.0f} s:\n{self.log_tail()}"
         )
 
-    def log_tail(self, n: int = 4000) -> str:
-        try:
-            return self.log.read_text(encoding="utf-8", errors="replace")[-n:]
-        except OSError:
-            return "(no log)"
-
-    def stop(self) -> None:
-        process, self.process = self.process, None
-        if process is None or process.poll() is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=10)
-
     def __enter__(self) -> ModelServer:
         return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 # --------------------------------------------------------------------------- the fault proxy

