@@ -158,7 +158,9 @@ def test_a_killed_run_resumed_on_ray_with_a_killed_worker_loses_nothing(
     meta = read_metadata(tmp_path / "t.parquet")["models"]["v"]
     assert meta["runner"]["platform"] == "cpu" and meta["runner"]["dtype"] == "float32"
     assert meta["cache"]["hits"] == kept and meta["cache"]["misses"] == total - kept
-    assert meta["ray"]["sent"] == total - kept  # what the killed run stored is not asked again
+    # what the killed run stored is not asked again (the cache's misses above); a shard the
+    # killed worker held may be sent twice (Ray's task retry, or the pool's resubmission)
+    assert meta["ray"]["sent"] >= total - kept
 
     mine = table.set_index(KEY).sort_index()
     theirs = want.set_index(KEY).sort_index()
