@@ -39,7 +39,6 @@ True
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -47,6 +46,15 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, logit
 
+from analyses.synthetic_draws import (
+    Items,
+    Rows,
+    category_answers,
+    draw_items,
+    drift,
+    original_answers,
+    probabilities,
+)
 from robustness.core.errors import AnalysisError
 from robustness.core.names import FAMILY_ORDER
 
@@ -125,23 +133,101 @@ def _per_model(value: float | Sequence[float], n: int, name: str) -> np.ndarray:
     return arr
 
 
-def _other_option(rng: np.random.Generator, current: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """A uniformly chosen option different from ``current`` (k options each)."""
-    step = 1 + np.floor(rng.random(current.size) * (k - 1)).astype(np.int64)
-    return (current + step) % k
+def _check_arguments(
+    categories: Sequence[str],
+    n_variants: int,
+    stability: Mapping[tuple[str, str], float] | None,
+    accuracy: float,
+    category_shift: float,
+    invalid_rate: float,
+) -> tuple[list[str], dict[tuple[str, str], float]]:
+    """The categories as strings and the stability table, or one error naming the argument."""
+    cats = [str(c) for c in categories]
+    if "original" in cats:
+        raise AnalysisError("categories must not include 'original'; it is always added.")
+    if len(set(cats)) != len(cats):
+        raise AnalysisError(f"categories must be distinct, not {cats!r}.")
+    if n_variants < 1:
+        raise AnalysisError(f"n_variants must be at least 1, not {n_variants}.")
+    for prob, label in (
+        (accuracy, "accuracy"),
+        (category_shift, "category_shift"),
+        (invalid_rate, "invalid_rate"),
+    ):
+        if not 0.0 <= prob <= 1.0:
+            raise AnalysisError(f"{label} must lie in [0, 1], not {prob}.")
+    stab = dict(DEFAULT_STABILITY)
+    for key, value in (stability or {}).items():
+        if not 0.0 < float(value) < 1.0:
+            raise AnalysisError(f"stability[{key!r}] must lie strictly in (0, 1), not {value}.")
+        stab[(str(key[0]), str(key[1]))] = float(value)
+    return cats, stab
 
 
-def _drift(
-    rng: np.random.Generator, current: np.ndarray, k: np.ndarray, ordinal: np.ndarray
+def _repeat_probability(
+    items: Items,
+    rows: Rows,
+    cats: list[str],
+    stab: Mapping[tuple[str, str], float],
+    m_eff: np.ndarray,
 ) -> np.ndarray:
-    """A different answer: a neighbouring point on ordinal scales (80 %), else any other."""
-    out = _other_option(rng, current, k)
-    near = ordinal & (rng.random(current.size) < 0.8)
-    direction = np.where(rng.random(current.size) < 0.5, -1, 1)
-    step = current + direction
-    step = np.where((step < 0) | (step >= k), current - direction, step)
-    out[near] = step[near]
-    return out
+    """s = expit(logit(stability[type, c]) + model_effect[m] + u_i) of every row."""
+    base = np.array(
+        [
+            [stab.get((t, c), _FALLBACK_STABILITY[t]) for c in cats] or [0.5]
+            for t in ("objective", "subjective")
+        ]
+    )
+    type_idx = np.where(items.objective[rows.i], 0, 1)
+    return expit(
+        logit(base[type_idx, np.maximum(rows.ci, 0)]) + m_eff[rows.m] + items.effect[rows.i]
+    )
+
+
+def _answer_columns(
+    items: Items,
+    rows: Rows,
+    names: list[str],
+    answer: np.ndarray,
+    valid: np.ndarray,
+    reason: np.ndarray,
+    study: str,
+) -> dict[str, object]:
+    """The schema's columns from ``study`` to ``correct``."""
+    n_rows = rows.n
+    obj_row = items.objective[rows.i]
+    gold = items.gold[rows.i]
+    ans_col = pd.array(np.where(valid, answer, 0), dtype="Int64")
+    ans_col[~valid] = pd.NA
+    gold_col = pd.array(np.where(obj_row, gold, 0), dtype="Int64")
+    gold_col[~obj_row] = pd.NA
+    correct = pd.array(answer == gold, dtype="boolean")
+    correct[~(valid & obj_row)] = pd.NA
+    labels = _LABELS[answer]
+    raw = labels.copy()
+    raw[~valid] = [_REFUSAL_TEXT[r] for r in reason[~valid]]
+    label_col = labels.astype(object)
+    label_col[~valid] = None
+    return {
+        "study": np.full(n_rows, study, dtype=object),
+        "model": np.array(names, dtype=object)[rows.m],
+        "dataset": items.dataset[rows.i],
+        "dataset_type": items.dataset_type[rows.i],
+        "item_id": items.item_id[rows.i],
+        "category": rows.category,
+        "variant_id": rows.variant_id,
+        "params": rows.params,
+        "prompt_sha": np.full(n_rows, None, dtype=object),
+        "shots": pd.array(np.zeros(n_rows, dtype=np.int64), dtype="Int64"),
+        "mode": np.full(n_rows, "choice", dtype=object),
+        "raw_output": raw,
+        "label": label_col,
+        "answer": ans_col,
+        "valid": valid,
+        "invalid_reason": reason,
+        "gold": gold_col,
+        "correct": correct,
+    }
 
 
 def synthetic_table(
@@ -246,176 +332,31 @@ def synthetic_table(
     """
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     names = _model_names(models)
-    n_models = len(names)
-    cats = [str(c) for c in categories]
-    if "original" in cats:
-        raise AnalysisError("categories must not include 'original'; it is always added.")
-    if len(set(cats)) != len(cats):
-        raise AnalysisError(f"categories must be distinct, not {cats!r}.")
-    if n_variants < 1:
-        raise AnalysisError(f"n_variants must be at least 1, not {n_variants}.")
-    for prob, label in (
-        (accuracy, "accuracy"),
-        (category_shift, "category_shift"),
-        (invalid_rate, "invalid_rate"),
-    ):
-        if not 0.0 <= prob <= 1.0:
-            raise AnalysisError(f"{label} must lie in [0, 1], not {prob}.")
-    stab = dict(DEFAULT_STABILITY)
-    if stability:
-        for key, value in stability.items():
-            if not 0.0 < float(value) < 1.0:
-                raise AnalysisError(f"stability[{key!r}] must lie strictly in (0, 1), not {value}.")
-            stab[(str(key[0]), str(key[1]))] = float(value)
-    m_eff = _per_model(model_effect, n_models, "model_effect")
-
-    # ---- items: one row per (dataset, item) ----------------------------------------
-    item_ds, item_ids, item_type, item_k, item_scale = [], [], [], [], []
-    for ds in datasets:
-        if ds.dataset_type not in ("objective", "subjective"):
-            raise AnalysisError(
-                f"dataset {ds.name!r}: dataset_type {ds.dataset_type!r} is not "
-                "'objective' or 'subjective'."
-            )
-        n = n_items.get(ds.name, 0) if isinstance(n_items, Mapping) else int(n_items)
-        width = len(str(max(n - 1, 0)))
-        for j in range(n):
-            item_ds.append(ds.name)
-            item_ids.append(f"{ds.name}-{j:0{width}d}")
-            item_type.append(ds.dataset_type)
-            item_k.append(ds.n_options)
-            item_scale.append(ds.scale)
-    n_it = len(item_ids)
-    if n_it == 0:
-        raise AnalysisError("the synthetic study has no items (n_items is 0 everywhere).")
-    i_type = np.array(item_type, dtype=object)
-    i_k = np.array(item_k, dtype=np.int64)
-    i_obj = i_type == "objective"
-    i_ord = np.array(item_scale, dtype=object) == "ordinal"
-    gold = np.where(i_obj, np.floor(rng.random(n_it) * i_k).astype(np.int64), -1)
-    consensus = np.floor(rng.random(n_it) * i_k).astype(np.int64)
-    item_u = rng.normal(0.0, item_sd, n_it)
-
-    # ---- model x item: original answers -----------------------------------------------
-    mi_m = np.repeat(np.arange(n_models), n_it)
-    mi_i = np.tile(np.arange(n_it), n_models)
-    p_gold = expit(logit(np.clip(accuracy, 1e-6, 1 - 1e-6)) + m_eff[mi_m])
-    right = rng.random(mi_m.size) < p_gold
-    a0_obj = np.where(right, gold[mi_i], _other_option(rng, np.maximum(gold[mi_i], 0), i_k[mi_i]))
-    step = np.rint(rng.normal(0.0, 0.6, mi_m.size)).astype(np.int64)
-    a0_subj = np.clip(consensus[mi_i] + step, 0, i_k[mi_i] - 1)
-    a0 = np.where(i_obj[mi_i], a0_obj, a0_subj)
-
-    # ---- the variant layout of one (model, item) --------------------------------------
-    lay_cat = np.array(["original"] + [c for c in cats for _ in range(n_variants)], dtype=object)
-    lay_ci = np.array([-1] + [k for k in range(len(cats)) for _ in range(n_variants)])
-    lay_vid = np.array(
-        ["original/0"] + [f"{c}/{v}" for c in cats for v in range(n_variants)], dtype=object
+    cats, stab = _check_arguments(
+        categories, n_variants, stability, accuracy, category_shift, invalid_rate
     )
-    per = lay_cat.size
-    n_rows = mi_m.size * per
-    r_mi = np.repeat(np.arange(mi_m.size), per)
-    r_lay = np.tile(np.arange(per), mi_m.size)
-    r_m = mi_m[r_mi]
-    r_i = mi_i[r_mi]
-    r_ci = lay_ci[r_lay]
-    r_k = i_k[r_i]
-    r_ord = i_ord[r_i]
-
-    # Category answers: a0, or a systematic shift for the whole (model, item, category).
-    n_cat = max(len(cats), 1)
-    shift = rng.random((mi_m.size, n_cat)) < category_shift
-    cat_answer = np.repeat(a0[:, None], n_cat, axis=1)
-    shifted = _drift(
-        rng,
-        cat_answer[shift],
-        i_k[mi_i][:, None].repeat(n_cat, 1)[shift],
-        i_ord[mi_i][:, None].repeat(n_cat, 1)[shift],
-    )
-    cat_answer[shift] = shifted
-
-    base = np.array(
-        [
-            [stab.get((t, c), _FALLBACK_STABILITY[t]) for c in cats] or [0.5]
-            for t in ("objective", "subjective")
-        ]
-    )
-    is_pert = r_ci >= 0
-    ci_safe = np.maximum(r_ci, 0)
-    type_idx = np.where(i_obj[r_i], 0, 1)
-    s = expit(logit(base[type_idx, ci_safe]) + m_eff[r_m] + item_u[r_i])
-    target = np.where(is_pert, cat_answer[r_mi, ci_safe], a0[r_mi])
-    stays = ~is_pert | (rng.random(n_rows) < s)
+    m_eff = _per_model(model_effect, len(names), "model_effect")
+    items = draw_items(datasets, n_items, item_sd, rng)
+    mi_m, mi_i, a0 = original_answers(items, len(names), accuracy, m_eff, rng)
+    rows = Rows.lay_out(mi_m, mi_i, cats, n_variants)
+    cat_answer = category_answers(items, mi_i, a0, len(cats), category_shift, rng)
+    s = _repeat_probability(items, rows, cats, stab, m_eff)
+    target = np.where(rows.ci >= 0, cat_answer[rows.mi, np.maximum(rows.ci, 0)], a0[rows.mi])
+    stays = ~(rows.ci >= 0) | (rng.random(rows.n) < s)
     answer = target.copy()
     moved = ~stays
-    answer[moved] = _drift(rng, target[moved], r_k[moved], r_ord[moved])
-
-    valid = rng.random(n_rows) >= invalid_rate
-    reason = np.full(n_rows, None, dtype=object)
-    n_bad = int((~valid).sum())
-    reason[~valid] = _REASONS[np.floor(rng.random(n_bad) * _REASONS.size).astype(np.int64)]
-
-    # ---- assemble ---------------------------------------------------------------------
-    m_names = np.array(names, dtype=object)
-    ds_arr = np.array(item_ds, dtype=object)
-    id_arr = np.array(item_ids, dtype=object)
-    obj_row = i_obj[r_i]
-    ans_col = pd.array(np.where(valid, answer, 0), dtype="Int64")
-    ans_col[~valid] = pd.NA
-    gold_col = pd.array(np.where(obj_row, gold[r_i], 0), dtype="Int64")
-    gold_col[~obj_row] = pd.NA
-    correct = pd.array(answer == gold[r_i], dtype="boolean")
-    correct[~(valid & obj_row)] = pd.NA
-    labels = _LABELS[answer]
-    raw = labels.copy()
-    raw[~valid] = [_REFUSAL_TEXT[r] for r in reason[~valid]]
-    label_col = labels.astype(object)
-    label_col[~valid] = None
-    params = np.array(
-        ['{"family": "original"}']
-        + [json.dumps({"family": c, "index": v}) for c in cats for v in range(n_variants)],
-        dtype=object,
-    )[r_lay]
-
-    out = {
-        "study": np.full(n_rows, study, dtype=object),
-        "model": m_names[r_m],
-        "dataset": ds_arr[r_i],
-        "dataset_type": i_type[r_i],
-        "item_id": id_arr[r_i],
-        "category": lay_cat[r_lay],
-        "variant_id": lay_vid[r_lay],
-        "params": params,
-        "prompt_sha": np.full(n_rows, None, dtype=object),
-        "shots": pd.array(np.zeros(n_rows, dtype=np.int64), dtype="Int64"),
-        "mode": np.full(n_rows, "choice", dtype=object),
-        "raw_output": raw,
-        "label": label_col,
-        "answer": ans_col,
-        "valid": valid,
-        "invalid_reason": reason,
-        "gold": gold_col,
-        "correct": correct,
-    }
-    if with_probs:
-        probs = np.full(n_rows, None, dtype=object)
-        conf = np.full(n_rows, np.nan)
-        for k in np.unique(r_k):
-            rows = np.flatnonzero(r_k == k)
-            logits = rng.normal(0.0, 1.0, (rows.size, k))
-            logits[np.arange(rows.size), answer[rows]] += 2.0 + 2.0 * s[rows]
-            p = np.exp(logits - logits.max(axis=1, keepdims=True))
-            p /= p.sum(axis=1, keepdims=True)
-            probs[rows] = p.tolist()
-            conf[rows] = p.max(axis=1) * rng.uniform(0.7, 1.0, rows.size)
-        out["option_probs"] = probs
-        out["confidence"] = conf
-    else:
-        out["option_probs"] = np.full(n_rows, None, dtype=object)
-        out["confidence"] = np.full(n_rows, np.nan)
-    out["latency_ms"] = np.round(rng.gamma(4.0, 30.0, n_rows), 3)
+    k, ordinal = items.n_options[rows.i], items.ordinal[rows.i]
+    answer[moved] = drift(rng, target[moved], k[moved], ordinal[moved])
+    valid = rng.random(rows.n) >= invalid_rate
+    reason = np.full(rows.n, None, dtype=object)
+    reason[~valid] = _REASONS[
+        np.floor(rng.random(int((~valid).sum())) * _REASONS.size).astype(np.int64)
+    ]
+    out = _answer_columns(items, rows, names, answer, valid, reason, study)
+    out["option_probs"], out["confidence"] = probabilities(k, answer, s, with_probs, rng)
+    out["latency_ms"] = np.round(rng.gamma(4.0, 30.0, rows.n), 3)
     study_seed = int(seed) if isinstance(seed, (int, np.integer)) else 0
-    out["seed"] = pd.array(np.full(n_rows, study_seed, dtype=np.int64), dtype="Int64")
-    out["scale"] = np.array(item_scale, dtype=object)[r_i]
-    out["n_options"] = pd.array(r_k, dtype="Int64")
+    out["seed"] = pd.array(np.full(rows.n, study_seed, dtype=np.int64), dtype="Int64")
+    out["scale"] = items.scale[rows.i]
+    out["n_options"] = pd.array(k, dtype="Int64")
     return pd.DataFrame(out)

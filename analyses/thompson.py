@@ -165,6 +165,93 @@ def _choose(
     return int(seen[order[0]])
 
 
+def _check_arguments(
+    k: int, budget: int, batch: int, n_examples: int, choose: str, level: float
+) -> None:
+    """Refuse a search that cannot run, naming the argument and its value."""
+    if k < 2:
+        raise StudyError(f"thompson_search needs at least two formats, not {k}.")
+    if batch < 1:
+        raise StudyError(f"batch must be at least 1, not {batch}.")
+    if budget < 2:
+        raise StudyError(f"budget must give each search at least one evaluation, not {budget}.")
+    if n_examples < 1:
+        raise StudyError(f"n_examples must be positive, not {n_examples}.")
+    if choose not in ("observed", "posterior"):
+        raise StudyError(f"choose must be 'observed' or 'posterior', not {choose!r}.")
+    if not 0 < level < 1:
+        raise StudyError(f"level must lie in (0, 1), not {level}.")
+
+
+class _Bandit:
+    """Examples seen and successes per arm, and every call; an arm never sees one twice."""
+
+    def __init__(
+        self,
+        evaluate: Callable[[object, np.ndarray], Sequence[float]],
+        arms: list[object],
+        order: list[np.ndarray],
+        n_examples: int,
+    ) -> None:
+        self.evaluate = evaluate
+        self.arms = arms
+        self.order = order
+        self.n_examples = n_examples
+        self.used = np.zeros(len(arms), dtype=np.int64)
+        self.succ = np.zeros(len(arms))
+        self.history: list[dict[str, object]] = []
+
+    def pull(self, arm: int, take: int, search: str) -> int:
+        """Evaluate ``arm`` on its next ``take`` examples; returns ``take``."""
+        idx = self.order[arm][self.used[arm] : self.used[arm] + take]
+        res = np.asarray(self.evaluate(self.arms[arm], idx), dtype=float)
+        if res.shape != (take,) or np.any((res != 0) & (res != 1)):
+            raise ModelError(
+                f"evaluate({self.arms[arm]!r}, ...) must return {take} values of 0 or 1, "
+                f"not {np.asarray(res).ravel()[:5].tolist()}."
+            )
+        self.used[arm] += take
+        self.succ[arm] += res.sum()
+        self.history.append(
+            {
+                "step": len(self.history),
+                "search": search,
+                "format": self.arms[arm],
+                "n": take,
+                "successes": int(res.sum()),
+            }
+        )
+        return take
+
+    def search(
+        self,
+        rng: np.random.Generator,
+        prior: tuple[float, float],
+        objective: str,
+        allowance: int,
+        batch: int,
+    ) -> int:
+        """Thompson steps towards the best (worst) arm until ``allowance`` examples are spent.
+
+        Each step draws theta_f ~ Beta(a + s_f, b + n_f - s_f) for every arm with examples
+        left and pulls the largest (smallest) draw; returns the evaluations spent.
+        """
+        a0, b0 = prior
+        spent = 0
+        while spent < allowance:
+            left = self.n_examples - self.used
+            open_ = left > 0
+            if not open_.any():
+                break
+            theta = rng.beta(a0 + self.succ, b0 + self.used - self.succ)
+            if objective == "best":
+                arm = int(np.argmax(np.where(open_, theta, -np.inf)))
+            else:
+                arm = int(np.argmin(np.where(open_, theta, np.inf)))
+            spent += self.pull(arm, int(min(batch, left[arm], allowance - spent)), objective)
+        return spent
+
+
 def thompson_search(
     evaluate: Callable[[object, np.ndarray], Sequence[float]],
     formats: Sequence[object],
@@ -292,82 +379,31 @@ def thompson_search(
     """
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     arms = list(formats)
-    k = len(arms)
-    if k < 2:
-        raise StudyError(f"thompson_search needs at least two formats, not {k}.")
-    if batch < 1:
-        raise StudyError(f"batch must be at least 1, not {batch}.")
-    if budget < 2:
-        raise StudyError(f"budget must give each search at least one evaluation, not {budget}.")
-    if n_examples < 1:
-        raise StudyError(f"n_examples must be positive, not {n_examples}.")
-    if choose not in ("observed", "posterior"):
-        raise StudyError(f"choose must be 'observed' or 'posterior', not {choose!r}.")
-    if not 0 < level < 1:
-        raise StudyError(f"level must lie in (0, 1), not {level}.")
+    _check_arguments(len(arms), budget, batch, n_examples, choose, level)
     if shared_order:
         one = rng.permutation(n_examples)
-        order = [one] * k
+        order = [one] * len(arms)
     else:
-        order = [rng.permutation(n_examples) for _ in range(k)]
-    used = np.zeros(k, dtype=np.int64)
-    succ = np.zeros(k)
-    history: list[dict[str, object]] = []
-
-    def pull(arm: int, take: int, search: str) -> int:
-        idx = order[arm][used[arm] : used[arm] + take]
-        res = np.asarray(evaluate(arms[arm], idx), dtype=float)
-        if res.shape != (take,) or np.any((res != 0) & (res != 1)):
-            raise ModelError(
-                f"evaluate({arms[arm]!r}, ...) must return {take} values of 0 or 1, "
-                f"not {np.asarray(res).ravel()[:5].tolist()}."
-            )
-        used[arm] += take
-        succ[arm] += res.sum()
-        history.append(
-            {
-                "step": len(history),
-                "search": search,
-                "format": arms[arm],
-                "n": take,
-                "successes": int(res.sum()),
-            }
-        )
-        return take
-
+        order = [rng.permutation(n_examples) for _ in arms]
+    bandit = _Bandit(evaluate, arms, order, n_examples)
     pilot_calls = 0
     if prior_mean is None:
         n_pilot = n_examples if pilot is None else int(pilot)
         if not 1 <= n_pilot <= n_examples:
             raise StudyError(f"pilot must lie in 1 .. n_examples ({n_examples}), not {pilot}.")
-        pilot_calls = pull(0, n_pilot, "pilot")
-        p0 = float(succ[0] / used[0])
+        pilot_calls = bandit.pull(0, n_pilot, "pilot")
+        p0 = float(bandit.succ[0] / bandit.used[0])
     else:
         if not 0 < prior_mean < 1:
             raise StudyError(f"prior_mean must lie in (0, 1), not {prior_mean}.")
         p0 = float(prior_mean)
     a0, b0 = prior_parameters(p0, prior_beta)
-
-    def search(objective: str, allowance: int) -> int:
-        spent = 0
-        while spent < allowance:
-            left = n_examples - used
-            open_ = left > 0
-            if not open_.any():
-                break
-            theta = rng.beta(a0 + succ, b0 + used - succ)
-            if objective == "best":
-                arm = int(np.argmax(np.where(open_, theta, -np.inf)))
-            else:
-                arm = int(np.argmin(np.where(open_, theta, np.inf)))
-            spent += pull(arm, int(min(batch, left[arm], allowance - spent)), objective)
-        return spent
-
+    used, succ = bandit.used, bandit.succ
     best_budget = budget // 2
-    best_calls = search("best", best_budget)
+    best_calls = bandit.search(rng, (a0, b0), "best", best_budget, batch)
     prior = None if choose == "observed" else (a0, b0)
     best = _choose(succ, used, "best", prior)
-    worst_calls = search("worst", budget - best_budget)
+    worst_calls = bandit.search(rng, (a0, b0), "worst", budget - best_budget, batch)
     worst = _choose(succ, used, "worst", prior)
     s_best, n_best = float(succ[best]), int(used[best])
     s_worst, n_worst = float(succ[worst]), int(used[worst])
@@ -383,7 +419,7 @@ def thompson_search(
     reeval = 0
     for arm in dict.fromkeys((best, worst)):
         if used[arm] < n_examples:
-            reeval += pull(arm, int(n_examples - used[arm]), "reevaluate")
+            reeval += bandit.pull(arm, int(n_examples - used[arm]), "reevaluate")
     acc_best = float(succ[best] / n_examples)
     acc_worst = float(succ[worst] / n_examples)
     return ThompsonResult(
@@ -407,6 +443,8 @@ def thompson_search(
         best_calls=best_calls,
         worst_calls=worst_calls,
         reevaluation_calls=reeval,
-        history=pd.DataFrame(history, columns=["step", "search", "format", "n", "successes"]),
+        history=pd.DataFrame(
+            bandit.history, columns=["step", "search", "format", "n", "successes"]
+        ),
         arms=arms_frame,
     )

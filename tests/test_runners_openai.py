@@ -27,15 +27,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.fault_proxy import Fault, FaultProxy, mixed_faults
 from helpers.servers import (
     KEY,
     KEY_ENV,
     EchoingServer,
-    Fault,
-    FaultProxy,
     ModelServer,
     free_port,
-    mixed_faults,
     serving_folder,
 )
 
