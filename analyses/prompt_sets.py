@@ -127,7 +127,8 @@ def _counted(
     valid, ans = answers(t)
     pairs = count_pairs(group[valid], ans[valid], G)
     # The original prompt's answer per (model, item): the majority of its 'original'
-    # variants, ties to the smallest index (there is normally one original variant).
+    # variants, ties to the smallest index (validate allows one original row per item, or
+    # several told apart by an epoch/repeat column, whose majority is then the reference).
     first = majority(pairs)
     is_orig = (keys["category"] == REFERENCE).to_numpy()
     orig_item = np.full(item_code.max() + 1 if G else 0, -1, dtype=np.int64)

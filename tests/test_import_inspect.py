@@ -152,3 +152,26 @@ def test_other_log_version_and_garbage_are_named(logs, tmp_path):
     junk.write_text('{"samples": [')
     with pytest.raises(StudyError, match=r"junk\.json: not an inspect_ai eval log"):
         import_inspect([junk])
+
+
+def test_two_tasks_mapped_to_one_original_are_refused(logs, tmp_path):
+    data = json.loads(logs["json"].read_text())
+    data["eval"]["task"] = "rb_original_1"
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(data))
+    (tmp_path / "map.toml").write_text(
+        '[tasks.rb_original_0]\ndataset = "d"\n[tasks.rb_original_1]\ndataset = "d"\nvariant = 1\n'
+    )
+    task_map = read_task_map(tmp_path / "map.toml")
+    with pytest.raises(
+        StudyError,
+        match=r"other\.json: task 'rb_original_1' .* maps dataset 'd' "
+        r"to category 'original', as .* does; a dataset has one original prompt",
+    ):
+        import_inspect([logs["json"], other], task_map)
+    (tmp_path / "map.toml").write_text(
+        '[tasks.rb_original_0]\ndataset = "d"\n[tasks.rb_original_1]\ndataset = "d"\n'
+        'category = "formatting"\n'
+    )
+    table = import_inspect([logs["json"], other], read_task_map(tmp_path / "map.toml"))
+    assert set(table["category"]) == {"original", "resample", "formatting"}

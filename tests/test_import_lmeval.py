@@ -91,6 +91,20 @@ def test_two_tasks_on_one_place_are_refused(tmp_path):
         import_lm_eval(tmp_path / "logs", read_task_map(tmp_path / "map.toml"))
 
 
+def test_two_tasks_mapped_to_one_original_are_refused(tmp_path):
+    write_logs(tmp_path / "logs", TASKS, n_docs=2)
+    (tmp_path / "map.toml").write_text(
+        MAP.replace('category = "formatting"', 'category = "original"')
+    )
+    with pytest.raises(
+        StudyError,
+        match=r"task 'tmpl_[ab]' maps dataset 'mmlu' to category 'original', "
+        r"as task '(tmpl_[ab]|gen)' "
+        "does; a dataset has one original prompt per model",
+    ):
+        import_lm_eval(tmp_path / "logs", read_task_map(tmp_path / "map.toml"))
+
+
 def _refused(tmp_path: Path, pattern: str, task_map: str | None = None) -> None:
     out = tmp_path / "out.parquet"
     args = ["import", "lm-eval", str(tmp_path / "logs"), "--out", str(out)]

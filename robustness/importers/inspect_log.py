@@ -222,17 +222,31 @@ def import_inspect(
         raise StudyError("no inspect log given.")
     rows: list[dict[str, Any]] = []
     seen: dict[tuple[str, str, str, str], Path] = {}
+    seen_task: dict[tuple[str, str, str, str], str] = {}
     for raw in logs:
         path = Path(raw)
         task, model, log_rows = _log_rows(path, task_map, epochs)
         if log_rows:
             first = log_rows[0]
-            key = (model, first["dataset"], first["category"], first["variant_id"])
+            original = first["category"] == REFERENCE
+            key = (
+                model,
+                first["dataset"],
+                first["category"],
+                "" if original else first["variant_id"],
+            )
+            if key in seen and original and seen_task[key] != task:
+                raise StudyError(
+                    f"{path}: task {task!r} with model {model!r} maps dataset "
+                    f"{first['dataset']!r} to category 'original', as {seen[key]} does; a "
+                    "dataset has one original prompt per model, so map one of the two to a "
+                    "perturbation category in the task map."
+                )
             if key in seen:
                 raise StudyError(
                     f"{path}: task {task!r} with model {model!r} lands on the same dataset, "
                     f"category and variant as {seen[key]}; give each task its own variant."
                 )
-            seen[key] = path
+            seen[key], seen_task[key] = path, task
         rows.extend(log_rows)
     return rows_frame(rows, (*ROW_COLUMNS, "inspect_score"))

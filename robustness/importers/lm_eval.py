@@ -324,6 +324,20 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
 
 
+def _same_place(task: str, other: str, place: TaskPlace) -> str:
+    """Why two tasks cannot share one place, and what to change in the task map."""
+    if place.category == "original":
+        return (
+            f"task {task!r} maps dataset {place.dataset!r} to category 'original', as task "
+            f"{other!r} does; a dataset has one original prompt per model, so map one of the "
+            "two to a perturbation category in the task map."
+        )
+    return (
+        f"task {task!r} maps to the same dataset, category and variant as task {other!r}; "
+        "give each task its own variant in the map."
+    )
+
+
 def import_lm_eval(
     directory: str | Path, task_map: dict[str, TaskPlace] | None = None
 ) -> pd.DataFrame:
@@ -368,10 +382,9 @@ def import_lm_eval(
                 raise StudyError(f"{path}: task {task!r} is not in {run.path.name}'s 'configs'.")
             place = place_of(task, task_map, str(path))
             key = (run.model, place.dataset, place.category, place.variant_id)
+            if place.category == "original":
+                key = (run.model, place.dataset, "original", "")
             if places.setdefault(key, task) != task:
-                raise StudyError(
-                    f"{path}: task {task!r} maps to the same dataset, category and variant as "
-                    f"task {places[key]!r}; give each task its own variant in the map."
-                )
+                raise StudyError(f"{path}: {_same_place(task, places[key], place)}")
             rows.extend(_task_rows(task, path, run.output_types[task], place, run))
     return rows_frame(rows, ROW_COLUMNS)
