@@ -51,6 +51,7 @@ import pandas as pd
 from analyses.accuracy import correct_outcome
 from analyses.concordance import kendall_w, ranking_concordance
 from analyses.table_input import REFERENCE, load
+from robustness.core.table.checked import mark
 
 __all__ = [
     "kendall_w",
@@ -270,7 +271,9 @@ def ranking_swaps(ranks: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def spread_resolution(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+def spread_resolution(
+    df: pd.DataFrame, format_table: pd.DataFrame | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Accuracy spread over formats as the error bar of single-prompt model comparisons.
 
     Parameters
@@ -278,6 +281,9 @@ def spread_resolution(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     df
         Long table; its objective rows of the ``original`` and ``formatting`` categories
         are used (an invalid answer counts as wrong).
+    format_table
+        :func:`analyses.format_accuracy` of those rows by model and ``variant_id``, when
+        the caller has it already (``analyze`` does); computed here when None.
 
     Returns
     -------
@@ -319,11 +325,15 @@ def spread_resolution(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
     t = load(df, optional=("gold", "correct"))
     keep = (t["dataset_type"] == "objective") & t["category"].isin([REFERENCE, "formatting"])
-    obj = t[keep]
+    obj = mark(t[keep].reset_index(drop=True))  # rows of a checked table: not checked again
     empty = pd.DataFrame(columns=RESOLUTION_COLUMNS), pd.DataFrame(columns=PAIR_COLUMNS)
     if obj.empty or not ({"gold", "correct"} & set(obj.columns)):
         return empty
-    acc = format_accuracy(obj, by=("model",), format_col="variant_id")
+    acc = (
+        format_accuracy(obj, by=("model",), format_col="variant_id")
+        if format_table is None
+        else format_table
+    )
     orig_ids = set(obj.loc[obj["category"] == REFERENCE, "variant_id"])
     rows = []
     for model, g in acc.groupby("model", sort=True):
@@ -361,7 +371,12 @@ def spread_resolution(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return per, pd.DataFrame(pairs, columns=PAIR_COLUMNS)
 
 
-def ranking_tables(df: pd.DataFrame, n_perm: int = 2000, seed: int = 0) -> dict[str, pd.DataFrame]:
+def ranking_tables(
+    df: pd.DataFrame,
+    n_perm: int = 2000,
+    seed: int = 0,
+    format_table: pd.DataFrame | None = None,
+) -> dict[str, pd.DataFrame]:
     """Every table of model-ranking stability, by file stem (for :func:`analyses.analyze`).
 
     Parameters
@@ -370,6 +385,8 @@ def ranking_tables(df: pd.DataFrame, n_perm: int = 2000, seed: int = 0) -> dict[
         Long table with two or more models (objective rows need ``gold`` or ``correct``).
     n_perm, seed
         Permutations of Kendall's W p-value and their seed (:func:`ranking_concordance`).
+    format_table
+        Passed to :func:`spread_resolution`.
 
     Returns
     -------
@@ -404,7 +421,7 @@ def ranking_tables(df: pd.DataFrame, n_perm: int = 2000, seed: int = 0) -> dict[
     from analyses.budgeted import withheld_reason
 
     ranks = model_ranks(df)
-    per, pairs = spread_resolution(df)
+    per, pairs = spread_resolution(df, format_table)
     concordance = ranking_concordance(ranks, n_perm=n_perm, seed=seed)
     sparse = withheld_reason(df)  # Kendall's W across variants needs the full grid
     if sparse is not None:

@@ -29,7 +29,7 @@ from robustness.core.answer_parser import (
     parse_answer,
 )
 from robustness.core.errors import TableError
-from robustness.core.table import validate
+from robustness.core.table import checked_or_validate, validate
 
 __all__ = ["ReparseResult", "display_json", "parser_versions", "reading_columns", "reparse"]
 
@@ -188,8 +188,8 @@ def reparse(table: pd.DataFrame, *, conflict: str = "ambiguous") -> ReparseResul
     Parameters
     ----------
     table
-        A long table (validated here). Generate-mode rows need ``raw_output`` and
-        ``display``.
+        A long table (validated here, unless ``read_table`` has just checked it).
+        Generate-mode rows need ``raw_output`` and ``display``.
     conflict
         The policy for a label written with another option's text: "ambiguous" (the
         default), "label" or "text" (see :func:`robustness.core.answer_parser.parse_answer`).
@@ -206,7 +206,9 @@ def reparse(table: pd.DataFrame, *, conflict: str = "ambiguous") -> ReparseResul
         raise TableError(
             f"conflict policy {conflict!r} is not one of {', '.join(CONFLICT_POLICIES)}."
         )
-    t = validate(table, required=("mode", "raw_output", "answer", "valid", "invalid_reason"))
+    need = ("mode", "raw_output", "answer", "valid", "invalid_reason")
+    # a table read_table has just checked is not checked again; the caller's frame stays as it is
+    t = checked_or_validate(table, required=need).copy(deep=False)
     for column in REREAD_COLUMNS:
         if column not in t.columns:
             t[column] = None

@@ -209,3 +209,43 @@ def test_a_table_read_or_written_is_not_validated_again(tmp_path, monkeypatch):
     changed = loaded.assign(answer=loaded["answer"])  # a new frame: checked again
     analyze(changed, tmp_path / "out2", n_boot=20, quiet=True)
     assert seen
+
+
+def test_two_models_read_are_not_validated_again(tmp_path, monkeypatch):
+    """The ranking tables (two models or more) reuse the checked rows and format accuracy."""
+    import analyses.spread as spread
+    import robustness.core.table.checks as checks
+    from robustness.core.table import read_table
+
+    table = synthetic_table(models=2, n_items=4, seed=2)
+    loaded = read_table(write_parquet(table, tmp_path / "t.parquet", {}))
+    seen, formats = [], []
+    real, real_formats = checks.normalize, spread.format_accuracy
+    monkeypatch.setattr(checks, "normalize", lambda df: seen.append(len(df)) or real(df))
+    monkeypatch.setattr(
+        spread, "format_accuracy", lambda *a, **k: formats.append(1) or real_formats(*a, **k)
+    )
+    res = analyze(loaded, tmp_path / "out", n_boot=20, quiet=True)
+    assert seen == []
+    assert len(formats) == 1
+    assert len(res.spread_resolution) == 2
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "message"),
+    [
+        ("dataset_type", "objectiv", r"column 'dataset_type', row 0 \(.*\): 'objectiv' is not"),
+        ("answer", -5, r"column 'answer', row 0"),
+        ("model", None, r"column 'model', row 0"),
+    ],
+)
+def test_a_value_written_in_place_after_reading_is_checked(tmp_path, column, value, message):
+    from robustness.core.errors import TableError
+    from robustness.core.table import read_table
+
+    loaded = read_table(
+        write_parquet(synthetic_table(models=1, n_items=3, seed=1), tmp_path / "t.parquet", {})
+    )
+    loaded.loc[0, column] = value
+    with pytest.raises(TableError, match=message):
+        analyze(loaded, tmp_path / "out", n_boot=20, quiet=True)

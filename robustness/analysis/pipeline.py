@@ -274,7 +274,7 @@ def analyze(
         if pd.unique(t["model"]).size >= 2:  # model-ranking stability (issue 15)
             from analyses.ranking import ranking_tables
 
-            tables.update(ranking_tables(t, seed=seed))
+            tables.update(ranking_tables(t, seed=seed, format_table=tables["format_accuracy"]))
     for w in caught:
         notes.append(f"warning from {w.category.__name__}: {w.message}")
 

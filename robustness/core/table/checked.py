@@ -6,11 +6,15 @@ its shape, column names, dtypes and the memory each column's values live in; :fu
 answers True for that same object while the fingerprint is unchanged. Assigning a column,
 adding or dropping one, changing a dtype, adding or removing rows, or making a new frame (a
 copy, a subset, a concatenation) changes the fingerprint or the object, and the table is
-checked again. What the fingerprint cannot see is a value written in place into an existing
-column (``t.loc[3, "answer"] = 9``): validate such a table again by hand
-(``validate(t)``), or assign the column whole.
+checked again.
 
-The registry holds weak references only: a table that is no longer used is forgotten.
+A value written in place (``t.loc[3, "answer"] = 9``, ``t.at[...]``, ``fillna(inplace=True)``)
+is seen too: :func:`mark` keeps a shallow copy of the table, which shares its values, so pandas'
+copy-on-write (the default from pandas 3) gives the written column new memory rather than
+change the copy's, and the fingerprint moves. The shallow copy costs no memory until a write.
+
+The registry holds weak references to the tables: a table that is no longer used is
+forgotten, with its shallow copy.
 """
 
 from __future__ import annotations
@@ -24,6 +28,9 @@ __all__ = ["is_checked", "mark"]
 
 _CHECKED: weakref.WeakValueDictionary[int, pd.DataFrame] = weakref.WeakValueDictionary()
 _PRINTS: dict[int, tuple[object, ...]] = {}
+#: A shallow copy per marked table: it shares the table's values, so an in-place write to the
+#: table copies the written block first (copy-on-write) and its memory address changes.
+_SHARERS: dict[int, pd.DataFrame] = {}
 
 
 def _address(values: object) -> object:
@@ -52,6 +59,7 @@ def _fingerprint(df: pd.DataFrame) -> tuple[object, ...]:
 
 def _forget(key: int) -> None:
     _PRINTS.pop(key, None)
+    _SHARERS.pop(key, None)
 
 
 def mark(df: pd.DataFrame) -> pd.DataFrame:
@@ -60,6 +68,7 @@ def mark(df: pd.DataFrame) -> pd.DataFrame:
     if _CHECKED.get(key) is not df:
         _CHECKED[key] = df
         weakref.finalize(df, _forget, key)
+    _SHARERS[key] = df.copy(deep=False)
     _PRINTS[key] = _fingerprint(df)
     return df
 
