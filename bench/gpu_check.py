@@ -228,7 +228,7 @@ def main() -> None:
 
     from robustness.runners import make_runner
     from robustness.runners.noise import noise_floor
-    from robustness.runners.vllm import vllm_platform
+    from robustness.runners.vllm.build import vllm_platform
 
     args.platform = vllm_platform(vllm)
     if args.platform != "cpu" and not torch.cuda.is_available():
