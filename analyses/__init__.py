@@ -35,7 +35,6 @@ if TYPE_CHECKING:  # the public names, each once: read by lazy_exports, seen by 
     from analyses.cochran import cochran_q
     from analyses.concordance import kendall_w
     from analyses.confidence import confidence_sensitivity
-    from analyses.covariance_rank import covariance_rank
     from analyses.dataset_agreement import dataset_means
     from analyses.flip_means import flip_summary
     from analyses.fragile import fragile_items
@@ -47,6 +46,7 @@ if TYPE_CHECKING:  # the public names, each once: read by lazy_exports, seen by 
         ModelFit,
         contrast_rows,
         contrasts_by_model,
+        covariance_rank,
         find_separation,
         fit_models,
         gee,
@@ -58,9 +58,15 @@ if TYPE_CHECKING:  # the public names, each once: read by lazy_exports, seen by 
     from analyses.multi_prompt import multi_prompt
     from analyses.paired import mcnemar
     from analyses.posix import PosixResult, posix, posix_from_runner, posix_table
-    from analyses.power import power
-    from analyses.power_model import Design, Effects, assumed_effects, effects_from_pilot
-    from analyses.power_solve import SolveResult, solve_items
+    from analyses.power import (
+        Design,
+        Effects,
+        SolveResult,
+        assumed_effects,
+        effects_from_pilot,
+        power,
+        solve_items,
+    )
     from analyses.pss import pss, pss_items, summarize_pss
     from analyses.ranking import model_ranks, ranking_tables, spread_resolution
     from analyses.spread import format_accuracy, format_spread

@@ -1,7 +1,7 @@
 """Size of the GEE's Wald tests under a true null: the plain sandwich against each correction.
 
 The tables are those of ``robustness power --base 0.75 --gap 0 --correlation 0.2``
-(:func:`analyses.power_model.simulate_table`, the same seeds as :func:`analyses.power.power`:
+(:func:`analyses.power.effects.simulate_table`, the same seeds as :func:`analyses.power.power`:
 simulation s of a design is seeded by ``SeedSequence(seed, spawn_key=(s, ...))``), so every
 correction is measured on the same simulated tables.  Each table is fitted three times
 (exchangeable + plain sandwich, exchangeable + Mancl-DeRouen, independence + CR2) and
@@ -46,7 +46,7 @@ ALPHA = 0.05
 def _one(args: tuple[int, int, int, float]) -> np.ndarray:
     """Rejections (methods x terms; NaN = failed) for simulation ``sim`` of ``items``."""
     from analyses.gee import formula_columns, gee_loaded
-    from analyses.power_model import Design, assumed_effects, simulate_table
+    from analyses.power.effects import Design, assumed_effects, simulate_table
     from analyses.table_input import load
     from robustness.core.names import FAMILY_ORDER
 
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--csv", default="")
     args = parser.parse_args(argv)
-    from analyses.power_model import assumed_effects, calibrate_sigma
+    from analyses.power.effects import assumed_effects, calibrate_sigma
     from robustness.core.names import FAMILY_ORDER
 
     sigma = calibrate_sigma(assumed_effects(0.75, 0.0, 0.2, list(FAMILY_ORDER)))

@@ -35,8 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def main() -> None:
-    from analyses.power import _decide, _Job, _run_chunk, power
-    from analyses.power_model import Design, assumed_effects, calibrate_sigma
+    from analyses.power.effects import Design, assumed_effects, calibrate_sigma
+    from analyses.power.simulation import _decide, _Job, _run_chunk, power
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sims", type=int, default=200)

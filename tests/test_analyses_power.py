@@ -13,15 +13,15 @@ from statsmodels.stats.proportion import proportion_effectsize
 from typer.testing import CliRunner
 
 from analyses.gee import gee
-from analyses.power import power, power_terms
-from analyses.power_model import (
+from analyses.power.effects import (
     Design,
     assumed_effects,
     calibrate_sigma,
     effects_from_pilot,
     simulate_table,
 )
-from analyses.power_solve import solve_items
+from analyses.power.simulation import power, power_terms
+from analyses.power.solve import solve_items
 from analyses.synthetic import synthetic_table
 from robustness.core.errors import StudyError
 
@@ -295,7 +295,7 @@ def test_solve_reports_its_monte_carlo_uncertainty_and_refines_or_says_noise(max
 def test_the_wilson_interval_matches_statsmodels_and_never_collapses_at_0_or_1():
     from statsmodels.stats.proportion import proportion_confint
 
-    from analyses.power_solve import wilson
+    from analyses.power.solve import wilson
 
     for hits, sims in [(0, 4), (4, 4), (31, 40), (79, 100), (81, 100)]:
         ours = wilson(hits / sims, sims, 1.959963984540054)

@@ -282,8 +282,8 @@ def test_live_club_sandwich_matches(tmp_path):
 
 
 def test_power_takes_the_covariance_and_reference():
-    from analyses.power import power
-    from analyses.power_model import Design, assumed_effects
+    from analyses.power.effects import Design, assumed_effects
+    from analyses.power.simulation import power
 
     eff = assumed_effects(0.75, 0.0, 0.2, ["framing", "paraphrase"])
     kw = dict(design=Design(6), sims=3, seed=1)

@@ -154,6 +154,28 @@ def test_import_layers():
     assert not broken, "imports against the layers:\n" + "\n".join(broken)
 
 
+#: Inside analyses/ the folders stack too: gee/ stands on the root modules (the table input,
+#: the prompt sets), power/ on gee/; no root module reaches up into either (the face excepted).
+ANALYSES_FLOORS = {"analyses": 0, "analyses.gee": 1, "analyses.power": 2}
+
+
+def analyses_floor(module: str) -> int:
+    parts = module.split(".")
+    return ANALYSES_FLOORS.get(".".join(parts[:2]), 0) if len(parts) > 2 else 0
+
+
+def test_the_folders_of_analyses_import_downwards_only():
+    broken = []
+    for module, path in MODULES.items():
+        if not module.startswith("analyses."):  # the face, analyses/__init__, is lazy
+            continue
+        for dst in sorted(project_imports(module, path)):
+            if dst.startswith("analyses.") and analyses_floor(dst) > analyses_floor(module):
+                broken.append(f"{module} imports {dst}")
+    assert analyses_floor("analyses.power.solve") == 2 and analyses_floor("analyses.ranking") == 0
+    assert not broken, "imports up a folder of analyses/:\n" + "\n".join(broken)
+
+
 def test_mypy_names_the_core_by_the_same_rule():
     import tomllib
 

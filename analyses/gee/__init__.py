@@ -10,7 +10,8 @@ object); ``formula``, ``design`` and ``factors`` (R's formulas and model matrice
 ``solver`` (the estimating equations); ``wald``; ``emmeans`` (marginal means),
 ``type_contrasts`` (objective - subjective per category) and ``family_contrasts``
 (one row per perturbation family, pooled and per model); ``separation``;
-``long_table`` (the long table's rows and responses) and ``paper_models``.
+``long_table`` (the long table's rows and responses) and ``paper_models``;
+``covariance_rank`` (whether the sandwich covariance is of full rank).
 Public names load on first use (:mod:`robustness.core.lazy`).
 """
 
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING
 from robustness.core.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the public names, each once: read by lazy_exports, seen by type checkers
+    from analyses.gee.covariance_rank import covariance_rank
     from analyses.gee.emmeans import marginal_means, reference_grid
     from analyses.gee.family_contrasts import contrast_rows, contrasts_by_model
     from analyses.gee.fit import gee, gee_loaded

@@ -21,9 +21,9 @@ from analyses.bootstrap import bootstrap_items
 from analyses.chance import accuracy_vs_chance, label_concentration
 from analyses.cochran import _cochran_q
 from analyses.confidence import confidence_sensitivity
-from analyses.covariance_rank import RANK_COLUMNS, covariance_rank
 from analyses.dataset_agreement import dataset_means
 from analyses.flip_means import flip_summary
+from analyses.gee.covariance_rank import RANK_COLUMNS, covariance_rank
 from analyses.gee.family_contrasts import CONTRAST_COLUMNS, contrast_rows, contrasts_by_model
 from analyses.gee.fit import gee_loaded_or_plain
 from analyses.gee.paper_models import ModelFit, fit_models
@@ -244,7 +244,7 @@ def rank_table(models: Sequence[ModelFit]) -> tuple[pd.DataFrame, list[str]]:
     Returns
     -------
     (DataFrame, notes)
-        ``model`` (``type`` or ``dataset``) followed by :data:`analyses.covariance_rank.
+        ``model`` (``type`` or ``dataset``) followed by :data:`analyses.gee.covariance_rank.
         RANK_COLUMNS`, one row per fitted model; one note per model whose covariance has
         rank below its number of coefficients, saying how many and why.
     """

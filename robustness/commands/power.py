@@ -1,6 +1,6 @@
 """``robustness power``: the power of a planned study's tests, by simulation.
 
-A thin shell over :func:`analyses.power.power` and :func:`analyses.power_solve.solve_items`:
+A thin shell over :func:`analyses.power.power` and :func:`analyses.power.solve.solve_items`:
 effects from a pilot table (``--pilot``) or from assumptions (``--base``, ``--gap``,
 ``--correlation``), a planned design, and ``DIR/power.csv``, ``DIR/power_curve.png`` and
 ``DIR/power.json`` out.  With a pilot, the planned design is the pilot's unless an option
@@ -100,7 +100,7 @@ def _effects(
     correlation: float | None,
     families: str,
 ) -> Any:
-    from analyses.power_model import assumed_effects, effects_from_pilot
+    from analyses.power.effects import assumed_effects, effects_from_pilot
     from robustness.core.names import FAMILY_ORDER
 
     if table is not None:
@@ -160,9 +160,9 @@ def run_power(
     ``items``, ``variants``, ``models`` and ``datasets`` left at None take the pilot's
     design (:func:`pilot_design`) when there is a pilot, else :data:`DEFAULT_DESIGN`.
     """
-    from analyses.power import power
-    from analyses.power_model import Design
-    from analyses.power_solve import solve_items
+    from analyses.power.effects import Design
+    from analyses.power.simulation import power
+    from analyses.power.solve import solve_items
     from robustness.report.figures import save
     from robustness.report.figures_ranking import power_curve
 
@@ -176,7 +176,7 @@ def run_power(
         table_in = read_table(pilot)
     effects = _effects(table_in, gap, base, correlation, families)
     if list(terms) == ["all"]:
-        from analyses.power import power_terms
+        from analyses.power.simulation import power_terms
 
         terms = power_terms(effects)
     given = {"items": items, "variants": variants, "models": models, "datasets": datasets}

@@ -1,8 +1,8 @@
 """Power of the study's tests by simulation, and the items a planned study needs.
 
-:func:`power` simulates ``sims`` tables of a planned :class:`~analyses.power_model.Design`
-under :class:`~analyses.power_model.Effects` (from a pilot table or from assumptions; the
-data-generating model is in :mod:`analyses.power_model`), fits the study's GEE (by default
+:func:`power` simulates ``sims`` tables of a planned :class:`~analyses.power.effects.Design`
+under :class:`~analyses.power.effects.Effects` (from a pilot table or from assumptions; the
+data-generating model is in :mod:`analyses.power.effects`), fits the study's GEE (by default
 the type model ``agree ~ model + dataset_type * category + model:category``, clusters =
 items, exchangeable working correlation, robust covariance) to each, and reports the share
 of simulations in which each test rejects at ``alpha``:
@@ -17,7 +17,7 @@ A simulation whose fit fails, or whose fit withholds a term, counts as not rejec
 term (conservative) and is counted in ``n_failed``.  The Monte Carlo standard error of a
 power estimate P from S simulations is sqrt(P (1 - P) / S).
 
-:func:`analyses.power_solve.solve_items` finds the smallest number of items per dataset
+:func:`analyses.power.solve.solve_items` finds the smallest number of items per dataset
 whose estimated power reaches a target, with the Monte Carlo uncertainty of that answer.
 
 Simulation s is seeded by ``SeedSequence(seed, spawn_key=(s, ...))``: serial, process-
@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from analyses.gee.small_sample import DEFAULT_COV_TYPE, DEFAULT_TEST
-from analyses.power_model import Design, Effects, calibrate_sigma, simulate_table
+from analyses.power.effects import Design, Effects, calibrate_sigma, simulate_table
 from robustness.core.errors import RobustnessError, StudyError
 
 __all__ = ["POWER_COLUMNS", "power", "power_terms"]
@@ -173,8 +173,8 @@ def power(
     Parameters
     ----------
     effects
-        :func:`~analyses.power_model.effects_from_pilot` or
-        :func:`~analyses.power_model.assumed_effects`.
+        :func:`~analyses.power.effects.effects_from_pilot` or
+        :func:`~analyses.power.effects.assumed_effects`.
     items
         Items per dataset to evaluate.
     design
@@ -233,7 +233,7 @@ def power(
     >>> import numpy as np
     >>> from scipy.stats import norm
     >>> from analyses import Design, assumed_effects, power
-    >>> from analyses.power_model import simulate_table
+    >>> from analyses.power.effects import simulate_table
     >>> eff = assumed_effects(base=0.7, gap=0.15, correlation=0.0, categories=("paraphrase",))
     >>> design = Design(items_per_dataset=30, variants_per_family=1, datasets_per_type=(1, 1))
     >>> res = power(eff, items=[30], design=design, sims=5, seed=0,

@@ -1,8 +1,8 @@
 """The planned study of a power analysis: datasets per type, items, variants and models.
 
 :class:`Design` is the design :func:`analyses.power` simulates and
-:mod:`analyses.power_solve` varies; :mod:`analyses.power_model` makes its tables (and
-re-exports it, so ``from analyses.power_model import Design`` keeps working).
+:mod:`analyses.power.solve` varies; :mod:`analyses.power.effects` makes its tables (and
+re-exports it, so ``from analyses.power.effects import Design`` keeps working).
 """
 
 from __future__ import annotations

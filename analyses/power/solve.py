@@ -3,7 +3,7 @@ with the Monte Carlo uncertainty of that answer.
 
 :func:`solve_items` doubles from ``start`` until the target is reached, then bisects over
 integers (simulation s with n items is the first n items of the same simulation with
-more, so estimated power is close to monotone in n: :mod:`analyses.power_model`).  The
+more, so estimated power is close to monotone in n: :mod:`analyses.power.effects`).  The
 answer n is *clear* when the target lies below the Wilson score interval (``z``) of its
 estimated power and above that of the power at n - 1.  When it is not, both are
 simulated again with twice the simulations (the first S simulations are the same ones:
@@ -28,8 +28,8 @@ from typing import Any
 
 import pandas as pd
 
-from analyses.power import power, power_terms
-from analyses.power_model import Design, Effects
+from analyses.power.effects import Design, Effects
+from analyses.power.simulation import power, power_terms
 from robustness.core.errors import StudyError
 
 __all__ = ["SolveResult", "solve_items"]

@@ -59,7 +59,7 @@ import pandas as pd
 from scipy.optimize import brentq
 from scipy.special import expit
 
-from analyses.power_design import Design
+from analyses.power.design import Design
 from robustness.core.errors import StudyError
 from robustness.core.names import FAMILY_ORDER
 
@@ -172,7 +172,7 @@ def assumed_effects(
 
     >>> import numpy as np
     >>> from analyses import Design, assumed_effects
-    >>> from analyses.power_model import simulate_table
+    >>> from analyses.power.effects import simulate_table
     >>> eff = assumed_effects(base=0.7, gap=0.0, correlation=0.3, categories=("paraphrase",))
     >>> eff.agreement["p"].tolist()
     [0.7, 0.7]
