@@ -175,8 +175,9 @@ def analyze(
     Returns
     -------
     AnalysisResult
-        ``tables`` (file stem -> DataFrame; every file of the module docstring, each
-        table's columns listed in the function that makes it), ``fit`` and
+        One field per table, named by its file stem (every file of the module docstring,
+        each table's columns listed in the function that makes it;
+        ``result.named_tables()`` gives them as file stem -> DataFrame), ``fit`` and
         ``dataset_fit`` (the two GEE fits, None when not fitted), ``notes``, the counts
         ``n_rows, n_invalid, n_models, n_items``, the ``formula`` and ``cluster`` used,
         ``files`` (stem -> path written), the families (``families``,

@@ -219,8 +219,8 @@ def headline(result: AnalysisResult) -> Headline:
     worst = str(by_cat.idxmin()) if len(by_cat) else "-"
     return Headline(
         models=models,
-        families=list(getattr(result, "shared_families", [])),
-        only=dict(getattr(result, "families_only", {})),
+        families=list(result.shared_families),
+        only=dict(result.families_only),
         least_stable=worst,
         least_stable_agreement=float(by_cat.min()) if len(by_cat) else float("nan"),
         main_effect=_wald_term(result.wald_type2, "dataset_type"),
@@ -232,14 +232,14 @@ def headline(result: AnalysisResult) -> Headline:
             label
             for label, fit in (
                 ("type model", result.fit),
-                ("dataset model", getattr(result, "dataset_fit", None)),
+                ("dataset model", result.dataset_fit),
             )
             if fit is not None and len(fit.params) >= fit.n_clusters
         ],
         warnings=[
             f"{w}: the comparison of the types may reflect the answer parser, not the prompts "
             "(see Invalid answers and the sensitivity analysis)"
-            for w in getattr(result, "invalid_warnings", [])
+            for w in result.invalid_warnings
         ],
         undefined=sorted(c for c in asked if c not in defined),
         without=[
