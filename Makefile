@@ -64,8 +64,9 @@ test: $(STAMP) sysdeps $(LMEVAL_STAMP)
 
 # The real vLLM engine's tests, in their own environment (built from nothing if needed). Only
 # the test_vllm_*.py files are collected there: the others need packages .venv-vllm lacks.
+# None of them may skip: ROBUSTNESS_FAIL_ON_SKIP=1 makes a skip a failure (tests/helpers/no_skip.py).
 test-vllm: $(VLLM_STAMP)
-	$(VLLM_VENV)/bin/python -m pytest -q -m vllm_engine tests/test_vllm_*.py
+	ROBUSTNESS_FAIL_ON_SKIP=1 $(VLLM_VENV)/bin/python -m pytest -q -m vllm_engine tests/test_vllm_*.py
 
 # No real model, no R, no Chromium, no ../shared data, no long property test: the quick loop
 # while editing, on every core (about 1 min 45 s on this 2-core machine; one core: 2 min 40 s).

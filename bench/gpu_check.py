@@ -22,7 +22,7 @@ a template, as a study would send them):
   token early in bf16 changes the rest);
 - prompts/s of each call on each backend (after a warm-up on a few prompts), and vllm / hf;
 - whether this vLLM takes ``logprob_token_ids`` and how many exact fallback requests the
-  choice scoring needed (see ``robustness/runners/vllm.py``).
+  choice scoring needed (see ``robustness/runners/vllm/``).
 
 The noise floor: the hf runner's own answers move with batch composition (``noise_floor``: the
 same prompts alone and in shuffled batches). The check passes when vLLM differs from hf no more

@@ -13,6 +13,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
 import pytest
+from helpers.no_skip import pytest_runtest_makereport  # noqa: F401  (a hook: ROBUSTNESS_FAIL_ON_SKIP)
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("ROBUSTNESS_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -71,7 +72,8 @@ def vllm_embedded():
     require_vllm()
     from robustness.runners import make_runner
 
-    runner = make_runner("vllm", "embedded", batch_size=64, **ENGINE_ARGS)
+    # device "cpu" named here; the CLI runs of test_vllm_resume.py take the default, "auto"
+    runner = make_runner("vllm", "embedded", device="cpu", batch_size=64, **ENGINE_ARGS)
     yield runner
     runner.close()
 

