@@ -33,7 +33,22 @@ __all__ = [
 
 
 def other_option(rng: np.random.Generator, current: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """A uniformly chosen option different from ``current`` (k options each)."""
+    """A uniformly chosen option different from ``current``.
+
+    Parameters
+    ----------
+    rng
+        The generator of the whole table.
+    current
+        Option index per entry.
+    k
+        Number of options per entry.
+
+    Returns
+    -------
+    numpy.ndarray
+        (current + step) mod k with step uniform on 1 .. k - 1, per entry.
+    """
     step = 1 + np.floor(rng.random(current.size) * (k - 1)).astype(np.int64)
     return (current + step) % k
 
@@ -41,7 +56,25 @@ def other_option(rng: np.random.Generator, current: np.ndarray, k: np.ndarray) -
 def drift(
     rng: np.random.Generator, current: np.ndarray, k: np.ndarray, ordinal: np.ndarray
 ) -> np.ndarray:
-    """A different answer: a neighbouring point on ordinal scales (80 %), else any other."""
+    """A different answer: a neighbouring point on ordinal scales (80 %), else any other.
+
+    Parameters
+    ----------
+    rng
+        The generator of the whole table.
+    current
+        Answer index per entry.
+    k
+        Number of options per entry.
+    ordinal
+        Whether each entry's scale is ordinal.
+
+    Returns
+    -------
+    numpy.ndarray
+        A new answer per entry: on an ordinal scale, with probability 0.8, the point one
+        step up or down (reflected at the ends); otherwise :func:`other_option`.
+    """
     out = other_option(rng, current, k)
     near = ordinal & (rng.random(current.size) < 0.8)
     direction = np.where(rng.random(current.size) < 0.5, -1, 1)
@@ -73,7 +106,24 @@ def draw_items(
     item_sd: float,
     rng: np.random.Generator,
 ) -> Items:
-    """Name the items and draw their gold option, consensus point and item effect."""
+    """Name the items and draw their gold option, consensus point and item effect.
+
+    Parameters
+    ----------
+    datasets
+        The synthetic datasets.
+    n_items
+        Items per dataset, or a mapping dataset name -> items (0 when not listed).
+    item_sd
+        Standard deviation of the item effect u_i.
+    rng
+        The generator of the whole table.
+
+    Returns
+    -------
+    Items
+        One entry per item; ``gold`` is -1 for subjective items.
+    """
     names: list[tuple[str, str, str, int, str]] = []
     for ds in datasets:
         if ds.dataset_type not in ("objective", "subjective"):
@@ -105,7 +155,28 @@ def draw_items(
 def original_answers(
     items: Items, n_models: int, accuracy: float, m_eff: np.ndarray, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Model index, item index and original answer a0 of every (model, item)."""
+    """Model index, item index and original answer a0 of every (model, item).
+
+    Parameters
+    ----------
+    items
+        The items (:func:`draw_items`).
+    n_models
+        Number of models.
+    accuracy
+        Probability that an objective original answer is gold (before the model effect).
+    m_eff
+        Logit shift per model.
+    rng
+        The generator of the whole table.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        Model index, item index and a0 per (model, item), models outermost. a0 is gold with
+        probability expit(logit(accuracy) + m_eff[m]) on objective items, else another
+        option; on subjective items the consensus point moved by round(N(0, 0.6)), clipped.
+    """
     n_it = items.item_id.size
     mi_m = np.repeat(np.arange(n_models), n_it)
     mi_i = np.tile(np.arange(n_it), n_models)
@@ -166,7 +237,28 @@ def category_answers(
     category_shift: float,
     rng: np.random.Generator,
 ) -> np.ndarray:
-    """Per (model, item) x category: a0, or with ``category_shift`` a shifted category answer."""
+    """Per (model, item) x category: a0, or with ``category_shift`` a shifted category answer.
+
+    Parameters
+    ----------
+    items
+        The items.
+    mi_i
+        Item index per (model, item).
+    a0
+        Original answer per (model, item).
+    n_cats
+        Number of perturbation categories.
+    category_shift
+        Probability that a whole category's answer moves away from a0 (by :func:`drift`).
+    rng
+        The generator of the whole table.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (model-item pairs, max(n_cats, 1)): the category answer of each.
+    """
     n_cat = max(n_cats, 1)
     shift = rng.random((mi_i.size, n_cat)) < category_shift
     cat_answer = np.repeat(a0[:, None], n_cat, axis=1)
@@ -182,7 +274,27 @@ def category_answers(
 def probabilities(
     k: np.ndarray, answer: np.ndarray, s: np.ndarray, with_probs: bool, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Option probabilities peaked on the answer (more so when s is high), and confidence."""
+    """Option probabilities peaked on the answer (more so when s is high), and confidence.
+
+    Parameters
+    ----------
+    k
+        Number of options per row.
+    answer
+        Answer index per row.
+    s
+        The row's probability of repeating its category answer.
+    with_probs
+        Whether to draw them at all (without, every row gets None and NaN).
+    rng
+        The generator of the whole table.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``option_probs`` (a list per row: softmax of N(0, 1) logits with 2 + 2 s added to the
+        answer's) and ``confidence`` (the largest probability times U(0.7, 1)).
+    """
     probs = np.full(k.size, None, dtype=object)
     conf = np.full(k.size, np.nan)
     if not with_probs:

@@ -2,8 +2,8 @@
 
 Every function ``analyses`` exports carries the five numpydoc sections (Parameters, Returns,
 Notes with the formula, References, Examples); every other function a submodule lists in
-its ``__all__`` (plumbing: formatting, file writing, the GEE's internal steps) carries at
-least Parameters and Returns.
+its ``__all__`` (plumbing: formatting, file writing, the GEE's internal steps), in the
+subpackages too, carries at least Parameters and Returns.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def _exported_functions() -> list[str]:
 def _submodule_functions() -> list[str]:
     exported = {id(getattr(analyses, n)) for n in analyses.__all__}
     out = []
-    for info in pkgutil.iter_modules(analyses.__path__, "analyses."):
+    for info in pkgutil.walk_packages(analyses.__path__, "analyses."):  # gee/, power/ too
         module = importlib.import_module(info.name)
         for name in getattr(module, "__all__", []):
             obj = getattr(module, name)

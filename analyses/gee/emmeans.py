@@ -227,7 +227,24 @@ def _check_by(fit: MeansModel, by: Sequence[str], grid: ReferenceGrid) -> list[s
 
 
 def averaged_cells(fit: MeansModel, by: Sequence[str], grid: ReferenceGrid | None = None):
-    """Per cell of ``by``: key, xbar (kept and full columns), K, its grid rows; sorted."""
+    """The reference grid's rows averaged per cell of ``by`` (emmeans' equal weights).
+
+    Parameters
+    ----------
+    fit
+        The fitted model.
+    by
+        The factors that name a cell.
+    grid
+        The reference grid (:func:`reference_grid` of ``fit`` when None).
+
+    Returns
+    -------
+    list of tuple
+        Per cell, in the factors' level order: the key (one level per factor), xbar over
+        the kept columns, xbar over the full columns, the number K of grid rows, and those
+        rows (kept and full columns).
+    """
     grid = reference_grid(fit) if grid is None else grid
     out = []
     for key, idx in grid.rows.groupby(list(by), sort=False).indices.items():
@@ -241,6 +258,22 @@ def averaged_cells(fit: MeansModel, by: Sequence[str], grid: ReferenceGrid | Non
 
 
 def is_estimable(fit: MeansModel, x_full: np.ndarray) -> bool:
+    """Whether the linear function ``x_full`` of the full coefficients is estimable.
+
+    Parameters
+    ----------
+    fit
+        The fitted model (its ``null_basis``: a basis of the null space of the full design).
+    x_full
+        One row over the full columns.
+
+    Returns
+    -------
+    bool
+        True when ||x N||^2 <= 1e-8 max(||x||^2, 1), N the null basis: x lies in the row
+        space of the design (the test of R's ``estimability::is.estble``, whose scale is
+        ||x||^2 alone).
+    """
     if fit.null_basis.size == 0:
         return True
     scale = float(np.sum(x_full * x_full))

@@ -68,7 +68,21 @@ def formula_columns(columns: Sequence[str], formula: str | None = None) -> list[
 
 
 def columns_of(f: Formula, columns: Sequence[str]) -> list[str]:
-    """:func:`formula_columns` of a formula already parsed (the fit parses it once)."""
+    """:func:`formula_columns` of a formula already parsed (the fit parses it once).
+
+    Parameters
+    ----------
+    f
+        The parsed formula.
+    columns
+        The table's columns.
+
+    Returns
+    -------
+    list of str
+        The response (when a column of the table) and every column the formula names,
+        in the formula's order; raises TableError naming a column the table lacks.
+    """
     text = f.text
     cols = list(columns)
     missing = [v for v in f.columns if v not in cols]
