@@ -12,6 +12,8 @@ A value written in place (``t.loc[3, "answer"] = 9``, ``t.at[...]``, ``fillna(in
 is seen too: :func:`mark` keeps a shallow copy of the table, which shares its values, so pandas'
 copy-on-write (the default from pandas 3) gives the written column new memory rather than
 change the copy's, and the fingerprint moves. The shallow copy costs no memory until a write.
+What copy-on-write cannot see is a write into a column's array itself (``t["answer"].array[0]
+= 9``, which pandas documents as a view): validate such a table again by hand (``validate(t)``).
 
 The registry holds weak references to the tables: a table that is no longer used is
 forgotten, with its shallow copy.
